@@ -1,0 +1,3 @@
+"""harness: a retrieval benchmark harness for RAG systems."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,125 @@
+"""Small I/O helpers: atomic writes, JSONL reading with located errors, hashing."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessInputError
+
+
+def sha256_file(path: str | Path, *, bufsize: int = 1 << 20) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(bufsize):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Hex sha256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical_json(obj: Any) -> str:
+    """JSON with sorted keys and no insignificant whitespace (stable input for hashing)."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` via a temporary file in the same folder and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_json(path: str | Path, obj: Any, *, indent: int = 2) -> None:
+    """Write ``obj`` as pretty JSON atomically."""
+    atomic_write_text(path, json.dumps(obj, indent=indent, ensure_ascii=False, sort_keys=False) + "\n")
+
+
+@contextlib.contextmanager
+def atomic_directory(final: str | Path, *, overwrite: bool = False) -> Iterator[Path]:
+    """Yield a temporary sibling folder; on success rename it to ``final``, on error remove it.
+
+    Raises:
+        HarnessInputError: ``final`` exists and ``overwrite`` is false.
+    """
+    final = Path(final)
+    if final.exists() and not overwrite:
+        raise HarnessInputError(f"{final}: already exists; refusing to overwrite")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    try:
+        yield tmp
+        if final.exists() and overwrite:
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def read_jsonl(path: str | Path) -> list[tuple[int, dict]]:
+    """Read a JSONL file into ``(line_number, object)`` pairs (1-based line numbers, blank lines skipped).
+
+    Raises:
+        HarnessInputError: missing file, non-UTF-8 bytes, a line that is not JSON or not an object
+            (message ``<file>:<line>: ...``).
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise HarnessInputError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise HarnessInputError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HarnessInputError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+    out: list[tuple[int, dict]] = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise HarnessInputError(f"{path}:{i}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(obj, dict):
+            raise HarnessInputError(f"{path}:{i}: expected a JSON object, got {type(obj).__name__}")
+        out.append((i, obj))
+    return out
+
+
+def read_json(path: str | Path) -> Any:
+    """Read one JSON document.
+
+    Raises:
+        HarnessInputError: missing, unreadable or malformed file.
+    """
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise HarnessInputError(f"{path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise HarnessInputError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise HarnessInputError(f"{path}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
