@@ -1,0 +1,155 @@
+"""Loading gold sets: a folder with one ``*.meta.json`` manifest and its JSONL records, or a bare JSONL file.
+
+Layout of a dataset folder (the published eval v4 layout)::
+
+    datasets/<name>-v<major>/
+        <stem>.jsonl        one GoldRecord per line
+        <stem>.meta.json    GoldManifest (``records_file`` may name the JSONL explicitly)
+        README.md           how it was built (optional)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from harness.errors import HarnessInputError
+from harness.goldset.schema import GoldManifest, GoldRecord
+from harness.io import read_json, read_jsonl, sha256_file
+
+__all__ = ["GoldSet", "load_goldset", "find_manifest", "parse_records", "format_validation_error"]
+
+
+@dataclass
+class GoldSet:
+    """A loaded gold set.
+
+    Attributes:
+        records: the questions in file order.
+        manifest: the manifest, or ``None`` for a bare JSONL file.
+        records_path: the JSONL file.
+        manifest_path: the ``.meta.json`` file, if any.
+        sha256: hex sha256 of the JSONL file's bytes (identifies the gold set in run records).
+        line_of: ``{qid: line number}`` in the JSONL file.
+    """
+
+    records: list[GoldRecord]
+    manifest: GoldManifest | None
+    records_path: Path
+    manifest_path: Path | None = None
+    sha256: str = ""
+    line_of: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """Manifest name, else the file stem."""
+        return self.manifest.name if self.manifest else self.records_path.stem
+
+    @property
+    def version(self) -> str:
+        """Manifest version, else ``"unversioned"``."""
+        return self.manifest.version if self.manifest else "unversioned"
+
+    def by_id(self) -> dict[str, GoldRecord]:
+        """``{qid: record}``."""
+        return {r.qid: r for r in self.records}
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    """One line: ``field a.b[0].c: message`` for the first pydantic error (plus a count of the others)."""
+    errs = exc.errors()
+    first = errs[0]
+    loc = ""
+    for part in first["loc"]:
+        loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
+    more = f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""
+    return f"field {loc or '<record>'}: {first['msg']}{more}"
+
+
+def parse_records(rows: list[tuple[int, dict]], path: Path) -> tuple[list[GoldRecord], dict[str, int]]:
+    """Validate raw JSONL rows into records.
+
+    Raises:
+        HarnessInputError: ``<file>:<line>: record <id>: field <path>: <message>``.
+    """
+    records: list[GoldRecord] = []
+    line_of: dict[str, int] = {}
+    for line, obj in rows:
+        try:
+            rec = GoldRecord.model_validate(obj)
+        except ValidationError as exc:
+            rid = obj.get("id", "?")
+            raise HarnessInputError(f"{path}:{line}: record {rid}: {format_validation_error(exc)}") from None
+        records.append(rec)
+        line_of.setdefault(rec.qid, line)
+    return records, line_of
+
+
+def find_manifest(folder: Path) -> Path:
+    """The single ``*.meta.json`` in ``folder``.
+
+    Raises:
+        HarnessInputError: none or several manifests.
+    """
+    metas = sorted(folder.glob("*.meta.json"))
+    if not metas:
+        raise HarnessInputError(f"{folder}: no *.meta.json manifest in the dataset folder")
+    if len(metas) > 1:
+        raise HarnessInputError(f"{folder}: several manifests ({', '.join(m.name for m in metas)})")
+    return metas[0]
+
+
+def load_goldset(path: str | Path) -> GoldSet:
+    """Load a gold set from a dataset folder or a JSONL file.
+
+    Args:
+        path: a folder holding ``<stem>.meta.json`` and ``<stem>.jsonl`` (or the file named by the manifest's
+            ``records_file``), or a JSONL file (a manifest beside it with the same stem is used if present).
+
+    Returns:
+        The :class:`GoldSet`; records are validated against :class:`GoldRecord`, the manifest against
+        :class:`GoldManifest`.
+
+    Raises:
+        HarnessInputError: missing folder or file, malformed JSON (``file:line``), a record that does not fit the
+            schema (``file:line: record id: field ...``), a manifest that does not fit.
+    """
+    path = Path(path)
+    manifest_path: Path | None
+    if path.is_dir():
+        manifest_path = find_manifest(path)
+        raw = read_json(manifest_path)
+        stem = manifest_path.name[: -len(".meta.json")]
+        records_name = raw.get("records_file") if isinstance(raw, dict) else None
+        records_path = path / (records_name or f"{stem}.jsonl")
+        if not records_path.exists():
+            raise HarnessInputError(f"{manifest_path}: field records_file: {records_path.name} not found")
+    elif path.is_file():
+        records_path = path
+        cand = path.with_name(path.name[: -len(".jsonl")] + ".meta.json") if path.name.endswith(".jsonl") else None
+        manifest_path = cand if cand is not None and cand.exists() else None
+        raw = read_json(manifest_path) if manifest_path else None
+    else:
+        raise HarnessInputError(f"{path}: gold set not found")
+    manifest = None
+    if manifest_path is not None:
+        if not isinstance(raw, dict):
+            raise HarnessInputError(f"{manifest_path}: expected a JSON object")
+        try:
+            manifest = GoldManifest.model_validate(raw)
+        except ValidationError as exc:
+            raise HarnessInputError(f"{manifest_path}: {format_validation_error(exc)}") from None
+    rows = read_jsonl(records_path)
+    if not rows:
+        raise HarnessInputError(f"{records_path}: no records")
+    records, line_of = parse_records(rows, records_path)
+    return GoldSet(
+        records=records,
+        manifest=manifest,
+        records_path=records_path,
+        manifest_path=manifest_path,
+        sha256=sha256_file(records_path),
+        line_of=line_of,
+    )
