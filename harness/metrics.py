@@ -237,6 +237,16 @@ class QuestionResult:
     gold_chunk_ranks: dict[str, int | None] = field(default_factory=dict)
     undefined: tuple[str, ...] = ()
 
+    @property
+    def flags(self) -> dict:
+        """``{"evaluated_docs", "evaluated_chunks"}`` plus ``"clamped"`` and ``"undefined"`` when not empty."""
+        out: dict = {"evaluated_docs": self.evaluated_docs, "evaluated_chunks": self.evaluated_chunks}
+        if self.clamped:
+            out["clamped"] = dict(self.clamped)
+        if self.undefined:
+            out["undefined"] = list(self.undefined)
+        return out
+
     def evaluated(self, level: Level) -> bool:
         """Whether the ranking of ``level`` was given."""
         return self.evaluated_docs if level == "docs" else self.evaluated_chunks

@@ -276,6 +276,7 @@ def test_record_without_required_document_is_flagged_undefined():
     r = question_metrics(rec, [("use", 1.0)], [("c", 1.0)], ks=(5,))
     assert r.metrics["mrr"] == 1 and r.metrics["recall@5"] == 0 and r.metrics["hit@5"] == 0
     assert set(r.undefined) == {"recall@5", "all_hop@5", "hit@5", "evidence_recall@5", "evidence_mrr"}
+    assert r.flags["undefined"] == list(r.undefined) and "clamped" not in r.flags
 
 
 def test_duplicate_ids_in_ranking_keep_best_score():
@@ -341,6 +342,7 @@ def test_k_larger_than_corpus_is_clamped_and_recorded():
         "evidence_recall@5": 4,
     }
     assert r.metrics["recall@5"] == 1 and "recall@1" not in r.clamped
+    assert r.flags == {"evaluated_docs": True, "evaluated_chunks": True, "clamped": r.clamped}
     assert question_metrics(rec, [], [], n_docs_in_corpus=1000).clamped == {}
 
 
