@@ -1,0 +1,259 @@
+"""Command line: a thin typer layer over the library verbs (no logic of its own).
+
+Exit codes for verbs that judge: 0 pass, 1 fail, 2 unusable input. Every :class:`~harness.errors.HarnessError`
+becomes one line on stderr and its exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from harness.errors import HarnessError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Retrieval benchmark harness for RAG systems.")
+goldset_app = typer.Typer(no_args_is_help=True, help="Gold-set maintenance.")
+app.add_typer(goldset_app, name="goldset")
+
+console = Console()
+err_console = Console(stderr=True)
+
+WORKDIR = typer.Option(Path(".harness"), "--workdir", help="Derived files (database, indexes, caches).")
+RUNS_DIR = typer.Option(Path("runs"), "--runs-dir", help="Where run records go.")
+
+
+def _fail(exc: HarnessError) -> None:
+    err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(exc.exit_code)
+
+
+@app.command()
+def ingest(
+    corpus_dir: Path = typer.Argument(..., help="Corpus folder: Markdown files plus optional metadata.jsonl."),
+    workdir: Path = WORKDIR,
+    chunker: str = typer.Option("md-words-v1", help="Chunker id."),
+    name: str = typer.Option(None, help="Corpus name (default: folder name)."),
+) -> None:
+    """Ingest a Markdown corpus into the corpus database (a no-op when unchanged)."""
+    from harness.corpus.ingest import ingest as do_ingest
+
+    try:
+        db, man, created = do_ingest(corpus_dir, workdir, chunker_id=chunker, name=name, progress=True)
+    except HarnessError as exc:
+        _fail(exc)
+    state = "ingested" if created else "unchanged, nothing to do"
+    console.print(
+        f"{man.corpus_id}: {man.n_documents} documents, {man.n_chunks} chunks, {man.n_words} words, "
+        f"{man.date_min} .. {man.date_max}, chunker {man.chunker_id} ({state}; {man.ingest_seconds:.1f} s)\n{db}"
+    )
+
+
+@app.command()
+def run(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
+    goldset: Path = typer.Option(..., "--goldset", help="Dataset folder or JSONL."),
+    systems: str = typer.Option("bm25", help="Comma-separated: bm25, vector, rrf, rrf:k=K, wW, two-stage:S."),
+    workdir: Path = WORKDIR,
+    runs_dir: Path = RUNS_DIR,
+    run_id: str = typer.Option(None, "--run-id", help="Run record name (default: time-based, unique)."),
+    doc_depth: int = typer.Option(50, help="Document ranking depth."),
+    chunk_depth: int = typer.Option(200, help="Chunk ranking depth."),
+    clustering: str = typer.Option("components", help="components | first-document | none."),
+    seed: int = typer.Option(0, help="Seed for bootstrap intervals."),
+    bootstrap_reps: int = typer.Option(5000, "--bootstrap-reps", help="Cluster bootstrap replicates."),
+    model: str = typer.Option(None, help="Embedding model for the vector system (default: the packaged static model)."),
+    index_fraction: float = typer.Option(None, help="Vector index: chronological share of chunks to index."),
+    until: str = typer.Option(None, help="Vector index: index documents dated up to this ISO date."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Run systems on a gold set over a corpus, print the tables and write a run record."""
+    from harness.pipeline import RunOptions
+    from harness.pipeline import run as do_run
+    from harness.report.terminal import render_run
+    from harness.runs import load_run
+
+    opts = RunOptions(
+        doc_depth=doc_depth,
+        chunk_depth=chunk_depth,
+        clustering=clustering,
+        seed=seed,
+        bootstrap_reps=bootstrap_reps,
+        extra={"model": model, "index_fraction": index_fraction, "until": until},
+    )
+    log = (lambda m: err_console.print(m, highlight=False)) if not as_json else None
+    try:
+        path = do_run(
+            goldset,
+            corpus,
+            systems.split(","),
+            workdir=workdir,
+            runs_dir=runs_dir,
+            run_id=run_id,
+            options=opts,
+            progress=not as_json,
+            log=log,
+        )
+        rec = load_run(path)
+    except HarnessError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(rec.summary, indent=2, ensure_ascii=False) + "\n")
+    else:
+        render_run(rec, console)
+        console.print(f"run record: {path}")
+
+
+@app.command()
+def evaluate(
+    goldset: Path = typer.Option(..., "--goldset", help="Dataset folder or JSONL."),
+    rankings: Path = typer.Option(..., "--rankings", help="TREC run file or JSONL of ranked ids with scores."),
+    runs_dir: Path = RUNS_DIR,
+    run_id: str = typer.Option(None, "--run-id"),
+    level: str = typer.Option(None, help="Force 'document' or 'chunk' for a TREC file."),
+    doc_depth: int = typer.Option(50),
+    chunk_depth: int = typer.Option(200),
+    clustering: str = typer.Option("components"),
+    seed: int = typer.Option(0),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Score rankings produced by any other system with the same metrics and write a run record."""
+    from harness.pipeline import RunOptions, evaluate_rankings
+    from harness.report.terminal import render_run
+    from harness.runs import load_run
+
+    opts = RunOptions(doc_depth=doc_depth, chunk_depth=chunk_depth, clustering=clustering, seed=seed)
+    try:
+        path = evaluate_rankings(goldset, rankings, runs_dir=runs_dir, run_id=run_id, options=opts, level=level)
+        rec = load_run(path)
+    except HarnessError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(rec.summary, indent=2, ensure_ascii=False) + "\n")
+    else:
+        render_run(rec, console)
+        console.print(f"run record: {path}")
+
+
+def _parse_guards(guards: list[str]) -> dict[str, float]:
+    out = {}
+    for g in guards or []:
+        cat, _, m = g.partition(":")
+        try:
+            out[cat] = float(m)
+        except ValueError:
+            raise HarnessError(f"--guard {g!r}: expected CATEGORY:MARGIN") from None
+    return out
+
+
+@app.command()
+def compare(
+    run_a: Path = typer.Argument(..., help="Baseline run record (RUN)."),
+    run_b: Path = typer.Argument(..., help="Candidate run record (RUN); may be the same folder as RUN_A."),
+    metrics: str = typer.Option(",".join(("mrr", "recall@5", "recall@10", "all_hop@10", "evidence_recall@10"))),
+    system_a: str = typer.Option(None, "--system-a"),
+    system_b: str = typer.Option(None, "--system-b"),
+    reps: int = typer.Option(10000, help="Randomisation-test sign flips."),
+    seed: int = typer.Option(0),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Paired differences B - A with clustered intervals, randomisation tests and win/tie/loss counts."""
+    from harness.compare import compare_runs
+    from harness.report.terminal import render_comparison
+
+    try:
+        rep = compare_runs(
+            run_a,
+            run_b,
+            metrics=tuple(m.strip() for m in metrics.split(",") if m.strip()),
+            system_a=system_a,
+            system_b=system_b,
+            reps=reps,
+            seed=seed,
+        )
+    except HarnessError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(rep.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        render_comparison(rep, console)
+
+
+@app.command()
+def gate(
+    baseline: Path = typer.Option(..., "--baseline", help="Baseline run record."),
+    candidate: Path = typer.Option(..., "--candidate", help="Candidate run record."),
+    metric: str = typer.Option("mrr"),
+    margin: float = typer.Option(0.02, help="Non-inferiority margin (absolute, metric units)."),
+    alpha: float = typer.Option(0.05, help="One-sided level."),
+    system_baseline: str = typer.Option(None, "--system-baseline"),
+    system_candidate: str = typer.Option(None, "--system-candidate"),
+    guard: list[str] = typer.Option(None, "--guard", help="Per-category guard CATEGORY:MARGIN (repeatable)."),
+    verdict: Path = typer.Option(Path("gate-verdict.json"), "--verdict", help="Where the JSON verdict goes."),
+) -> None:
+    """Non-inferiority gate: exit 0 pass, 1 fail, 2 unusable or incomparable input."""
+    from harness.compare import gate as do_gate
+
+    try:
+        v = do_gate(
+            baseline,
+            candidate,
+            metric=metric,
+            margin=margin,
+            alpha=alpha,
+            system_baseline=system_baseline,
+            system_candidate=system_candidate,
+            category_guards=_parse_guards(guard),
+            verdict_path=verdict,
+        )
+    except HarnessError as exc:
+        _fail(exc)
+    console.print(v.line(), highlight=False, soft_wrap=True)
+    for cat, g in v.category_guards.items():
+        console.print(f"  guard {cat}: diff {g['diff']:+.4f} vs -{g['margin']:.4f}: {'ok' if g['passed'] else 'FAIL'}")
+    for w in v.warnings:
+        console.print(f"[yellow]warning: {w}[/yellow]")
+    raise typer.Exit(v.exit_code)
+
+
+@app.command()
+def power(
+    run: Path = typer.Option(..., "--run", help="Run record."),
+    metric: str = typer.Option("mrr"),
+    delta: float = typer.Option(0.02, help="Difference to detect."),
+    system: str = typer.Option(None),
+    alpha: float = typer.Option(0.05),
+    target_power: float = typer.Option(0.8, "--power"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Clusters and questions needed to detect DELTA with the given power, from the run's ICC and cluster sizes."""
+    from harness.compare import power_plan
+
+    try:
+        plan = power_plan(run, metric=metric, delta=delta, system=system, alpha=alpha, power=target_power)
+    except HarnessError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(plan, indent=2) + "\n")
+        return
+    console.print(
+        f"{plan['system']} {metric}: ICC {plan['icc']:.3f}, DEFF {plan['deff']:.2f}, mean cluster size "
+        f"{plan['mean_cluster_size']:.2f} (CV {plan['cv_cluster_size']:.2f}), SD {plan['sd']:.3f}\n"
+        f"to detect {delta} with {target_power:.0%} power at alpha {alpha}: {plan['clusters_needed']} clusters, "
+        f"about {plan['questions_needed']} questions (now {plan['current_clusters']} clusters, "
+        f"{plan['current_questions']} questions)"
+    )
+    if plan.get("note"):
+        console.print(f"[yellow]{plan['note']}[/yellow]")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""Shared fixtures: a tiny corpus and gold set written by the tests, and the real corpus location."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+REAL_CORPUS = Path(os.environ.get("HARNESS_REAL_CORPUS", REPO.parent / "shared" / "corpus" / "mx-leyes-dof"))
+REFERENCE_V4 = REPO.parent / "shared" / "reference" / "dof-rag-eval-v4"
+REAL_GOLDSET = REPO / "datasets" / "mx-leyes-dof-eval-v1"
+
+TINY_DOCS = {
+    "ley-a": (
+        "leyes/ley_a.md",
+        "Ley de Aguas Nacionales de Prueba",
+        "2020-01-15",
+        "# Ley de Aguas Nacionales de Prueba\n\n## Capítulo I\n\n**Artículo 1.-** La presente ley regula la "
+        "explotación, uso y aprovechamiento de las aguas nacionales del río Bravo.\n\n**Artículo 2.-** La Comisión "
+        "otorgará concesiones por un plazo de treinta años prorrogables.\n",
+    ),
+    "ley-b": (
+        "leyes/ley_b.md",
+        "Ley Federal de Bosques de Prueba",
+        "2021-03-10",
+        "# Ley Federal de Bosques de Prueba\n\n**Artículo 1.-** Los bosques templados y las selvas tropicales son "
+        "patrimonio forestal.\n\n**Artículo 2.-** La tala clandestina se sanciona con multa de mil días.\n",
+    ),
+    "dof-c": (
+        "dof/2024-04-01/nota_c.md",
+        "TIPO de cambio para solventar obligaciones",
+        "2024-04-01",
+        "# TIPO de cambio para solventar obligaciones\n\nEl tipo de cambio obtenido el día de hoy fue de "
+        "$16.5505 M.N. por un dólar de los EE.UU.A.\n",
+    ),
+    "dof-d": (
+        "dof/2024-04-12/nota_d.md",
+        "TASAS de interés interbancarias",
+        "2024-04-12",
+        "# TASAS de interés interbancarias\n\nLa Tasa de Interés Interbancaria de Equilibrio a plazo de 28 días "
+        "fue de 11.2450 por ciento.\n",
+    ),
+}
+
+
+def write_tiny_corpus(root: Path) -> Path:
+    """Write the tiny corpus (4 documents with metadata.jsonl) under ``root`` and return its folder."""
+    root.mkdir(parents=True, exist_ok=True)
+    meta = []
+    for doc_id, (rel, title, date, text) in TINY_DOCS.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        meta.append(
+            {
+                "doc_id": doc_id,
+                "path": rel,
+                "title": title,
+                "date": date,
+                "institution": "X",
+                "doc_type": "ley" if doc_id.startswith("ley") else "aviso",
+            }
+        )
+    (root / "metadata.jsonl").write_text("\n".join(json.dumps(m, ensure_ascii=False) for m in meta) + "\n", "utf-8")
+    return root
+
+
+def tiny_records() -> list[dict]:
+    """Three questions over the tiny corpus (chunk ids under md-words-v1)."""
+
+    def gd(doc_id, chunk_index, quote, role="answer"):
+        rel, _t, date, _x = TINY_DOCS[doc_id]
+        return {
+            "document_id": doc_id,
+            "relpath": rel,
+            "publication_date": date,
+            "section": None,
+            "role": role,
+            "evidence": [{"chunk_id": f"{doc_id}#{chunk_index}", "chunk_index": chunk_index, "quote": quote}],
+        }
+
+    base = {"persona": "abogado", "difficulty": "easy", "as_of": "2024-12-31", "unanswerable_reason": None}
+    return [
+        {
+            **base,
+            "id": "SP-001",
+            "category": "single_passage",
+            "question": "¿Por cuántos años se otorgan las concesiones de aguas nacionales?",
+            "answerability": "answerable",
+            "reference_answer": "Treinta años, prorrogables.",
+            "required_hops": 1,
+            "gold_documents": [gd("ley-a", 0, "por un plazo de treinta años prorrogables")],
+        },
+        {
+            **base,
+            "id": "SP-002",
+            "category": "single_passage",
+            "question": "¿Cuál fue el tipo de cambio del 1 de abril de 2024?",
+            "answerability": "answerable",
+            "reference_answer": "$16.5505 pesos por dólar.",
+            "required_hops": 1,
+            "gold_documents": [gd("dof-c", 0, "fue de $16.5505 M.N. por un dólar")],
+        },
+        {
+            **base,
+            "id": "MD-001",
+            "category": "multi_document",
+            "question": "¿Qué sanción tiene la tala clandestina y cuál fue la TIIE a 28 días?",
+            "answerability": "answerable",
+            "reference_answer": "Multa de mil días; 11.2450 %.",
+            "required_hops": 2,
+            "gold_documents": [
+                gd("ley-b", 0, "La tala clandestina se sanciona con multa de mil días."),
+                gd("dof-d", 0, "a plazo de 28 días fue de 11.2450 por ciento"),
+            ],
+        },
+    ]
+
+
+def write_tiny_goldset(folder: Path, corpus_dir: Path, records: list[dict] | None = None, **manifest_overrides) -> Path:
+    """Write a dataset folder for the tiny corpus (manifest with its real corpus hash)."""
+    from harness.corpus.ingest import scan_corpus
+
+    src = scan_corpus(corpus_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    recs = records if records is not None else tiny_records()
+    (folder / "tiny.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in recs) + "\n", "utf-8")
+    lo, hi = src.date_range
+    manifest = {
+        "name": "tiny",
+        "version": "1.0.0",
+        "corpus_version": src.corpus_id,
+        "corpus_hash": src.corpus_hash,
+        "corpus_documents": len(src.docs),
+        "corpus_date_min": lo,
+        "corpus_date_max": hi,
+        "chunker_version": "md-words-v1",
+        "schema_version": 1,
+        **manifest_overrides,
+    }
+    (folder / "tiny.meta.json").write_text(json.dumps(manifest, indent=1), "utf-8")
+    return folder
+
+
+@pytest.fixture
+def tiny_corpus(tmp_path: Path) -> Path:
+    """A freshly written tiny corpus folder."""
+    return write_tiny_corpus(tmp_path / "corpus")
+
+
+@pytest.fixture
+def tiny_goldset(tmp_path: Path, tiny_corpus: Path) -> Path:
+    """A dataset folder over :func:`tiny_corpus`."""
+    return write_tiny_goldset(tmp_path / "goldset", tiny_corpus)
