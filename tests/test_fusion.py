@@ -88,7 +88,6 @@ def test_golden_weighted_fusion_values_spelled_out():
 @pytest.fixture(scope="module")
 def ranx_fuse():
     ranx = pytest.importorskip("ranx")
-    warnings.filterwarnings("ignore", module="ranx")
 
     def fuse(lists, **kw):
         runs = [ranx.Run({"q": dict(lst)}) for lst in lists]
