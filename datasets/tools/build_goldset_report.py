@@ -20,6 +20,7 @@ import json
 import re
 import statistics
 import sys
+import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -69,6 +70,17 @@ class Chunks:
         if hint in idx:
             return hits[idx.index(hint)], idx
         return (hits[0] if len(hits) == 1 else None), idx
+
+
+def common_path(paths: list[list[str]]) -> list[str]:
+    """Longest common prefix of heading paths (the validator's V004 rule for several cited chunks)."""
+    common = list(paths[0])
+    for p in paths[1:]:
+        k = 0
+        while k < min(len(common), len(p)) and common[k] == p[k]:
+            k += 1
+        common = common[:k]
+    return common
 
 
 def clusters_of(records: list[dict]) -> list[list[str]]:
@@ -145,7 +157,7 @@ def fill(records: list[dict], meta: dict[str, dict], chunks: Chunks) -> list[str
                 e["chunk_id"], e["chunk_index"] = c.chunk_id, c.index
                 paths.append(list(c.heading_path))
             if paths:
-                g["heading_path"] = paths[0]
+                g["heading_path"] = common_path(paths)
             ordered = {k: g[k] for k in GOLD_KEYS if k in g and (k != "alternatives" or g[k])}
             ordered["evidence"] = [{k: e[k] for k in ("chunk_id", "chunk_index", "quote")} for e in g["evidence"]]
             g.clear()
@@ -194,15 +206,17 @@ def check(records: list[dict], meta: dict[str, dict], chunks: Chunks) -> list[st
                 errs.append(f"{q}: {d}: relpath/publication_date/section differ from metadata")
             if g.get("grade", 2) == 2 and not g["evidence"]:
                 errs.append(f"{q}: {d}: required gold document without evidence")
+            ch, paths = chunks(d), []
             for e in g["evidence"]:
-                ch = chunks(d)
                 i = e["chunk_index"]
                 if not (0 <= i < len(ch)) or e["chunk_id"] != ch[i].chunk_id:
                     errs.append(f"{q}: {d}: bad chunk id/index {e['chunk_id']} / {i}")
                 elif normalize_text(e["quote"]) not in normalize_text(ch[i].text):
                     errs.append(f"{q}: {e['chunk_id']}: quote not in chunk: {e['quote'][:70]!r}")
-                elif i == e["chunk_index"] and g.get("heading_path") is None:
-                    errs.append(f"{q}: {d}: heading_path missing")
+                else:
+                    paths.append(list(ch[i].heading_path))
+            if paths and (not g.get("heading_path") or g["heading_path"] != common_path(paths)):
+                errs.append(f"{q}: {d}: heading_path is not the (common) heading path of the cited chunks")
     split_of = {r["id"]: r.get("split") for r in records}
     for comp in clusters_of(records):
         if len({split_of[q] for q in comp}) > 1:
@@ -218,13 +232,22 @@ try:
     from bm25s.stopwords import STOPWORDS_SPANISH as _SW
 except ImportError:  # pragma: no cover
     _SW = ()
-STOP = frozenset(_SW)
+_EXTRA_SW = ("cuanto", "cuanta", "cuantos", "cuantas", "segun", "cada", "cuales", "quien", "quienes")
+STOP = frozenset(_SW) | frozenset(_EXTRA_SW)
 _WORD = re.compile(r"\w+")
 
 
+def _fold(w: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", w) if not unicodedata.combining(c))
+
+
 def content_words(text: str) -> set[str]:
-    """Lower-cased ``\\w+`` tokens minus Spanish stop words (bm25s list) and one-character tokens."""
-    return {w for w in _WORD.findall(text.lower()) if w not in STOP and len(w) > 1}
+    """Lower-cased ``\\w+`` tokens minus one-character tokens and Spanish stop words.
+
+    A token is a stop word when it or its accent-folded form is in the bm25s Spanish list (or a few interrogatives
+    that list lacks: cuánto, según...), so "cuál" and "cómo" count as stop words like "cual" and "como".
+    """
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOP and _fold(w) not in STOP}
 
 
 def overlap(r: dict) -> float:
