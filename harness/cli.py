@@ -7,6 +7,7 @@ becomes one line on stderr and its exit code.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -19,8 +20,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Retrieval be
 goldset_app = typer.Typer(no_args_is_help=True, help="Gold-set maintenance.")
 app.add_typer(goldset_app, name="goldset")
 
-console = Console()
-err_console = Console(stderr=True)
+_WIDTH = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "150"))
+console = Console(width=_WIDTH)
+err_console = Console(stderr=True, width=_WIDTH)
 
 WORKDIR = typer.Option(Path(".harness"), "--workdir", help="Derived files (database, indexes, caches).")
 RUNS_DIR = typer.Option(Path("runs"), "--runs-dir", help="Where run records go.")
@@ -105,6 +107,57 @@ def run(
     else:
         render_run(rec, console)
         console.print(f"run record: {path}")
+
+
+@app.command()
+def validate(
+    dataset: Path = typer.Argument(..., help="Dataset folder (*.meta.json + records JSONL) or a records JSONL."),
+    corpus: Path = typer.Option(
+        None, "--corpus", help="Corpus folder: re-chunk it and check quotes, chunks, documents."
+    ),
+    correction: Path = typer.Option(None, "--correction", help="JSONL correction (full records or RFC 6902 patches)."),
+    contract: Path = typer.Option(
+        None, "--contract", help="Contract file or folder (default: validators/<slug>-v<major>.toml)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Validate a gold set: exit 0 valid, 1 invalid records, 2 unusable input. Never modifies input."""
+    from harness.validate import render
+    from harness.validate import validate as do_validate
+
+    try:
+        report = do_validate(dataset, corpus_dir=corpus, correction=correction, contract=contract)
+    except HarnessError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(report.to_json() + "\n")
+    else:
+        render(report, console)
+    raise typer.Exit(report.exit_code)
+
+
+@goldset_app.command("apply")
+def goldset_apply(
+    dataset: Path = typer.Argument(..., help="Dataset folder (never modified)."),
+    correction: Path = typer.Option(..., "--correction", help="JSONL correction file."),
+    out: Path = typer.Option(..., "--out", help="New dataset folder (must not exist)."),
+    corpus: Path = typer.Option(None, "--corpus", help="Corpus folder to check the corrected set against."),
+    contract: Path = typer.Option(None, "--contract"),
+) -> None:
+    """Write the corrected set as a new minor version, only when it validates (exit 0), else exit 1."""
+    from harness.goldset.corrections import apply_correction
+    from harness.validate import render
+
+    try:
+        res = apply_correction(dataset, correction, out, corpus_dir=corpus, contract=contract)
+    except HarnessError as exc:
+        _fail(exc)
+    render(res.report, console)
+    if res.written:
+        console.print(f"wrote {res.out_dir} (version {res.version}; records changed: {', '.join(res.records_changed)})")
+    else:
+        console.print("[red]not written: the corrected set does not validate[/red]")
+    raise typer.Exit(res.exit_code)
 
 
 @app.command()
