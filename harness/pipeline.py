@@ -29,7 +29,7 @@ from harness.runs import (
     trec_run_lines,
     write_run_record,
 )
-from harness.stats import all_intervals
+from harness.stats import all_intervals, cr2
 
 DEFAULT_DOC_DEPTH = 50
 DEFAULT_CHUNK_DEPTH = 200
@@ -60,6 +60,18 @@ class RunOptions:
     bootstrap_reps: int = 5000
     level: float = 0.95
     extra: dict = field(default_factory=dict)
+
+
+def cr2_df(cluster_labels: Sequence[str]) -> float | None:
+    """Satterthwaite degrees of freedom of the CR2 interval for a mean over these clusters.
+
+    For an intercept-only model the CR2 Satterthwaite df depends on the design (cluster sizes) only, not on the
+    outcome (Bell & McCaffrey 2002), so it describes the gold set itself. ``None`` with fewer than 2 clusters.
+    """
+    if len(set(cluster_labels)) < 2:
+        return None
+    y = [float(i % 2) for i in range(len(cluster_labels))]
+    return cr2(y, list(cluster_labels)).df
 
 
 def check_goldset_against_corpus(goldset: GoldSet, corpus: Corpus) -> None:
@@ -170,11 +182,18 @@ def score_results(
             }
         summary["systems"][system] = sys_summary
     n_cl = len(set(clusters.values()))
+    df = cr2_df(list(clusters.values()))
     clusters_info = {
         "mode": options.clustering,
         "n_clusters": n_cl,
+        "df": df,
         "labels": clusters,
-        "warning": "fewer than 4 degrees of freedom: intervals are unreliable" if n_cl < 5 else None,
+        "warning": (
+            f"Satterthwaite df {df:.1f} < 4 ({n_cl} clusters): intervals are unreliable; "
+            "add questions over other documents"
+            if df is not None and df < 4
+            else None
+        ),
     }
     return rows, summary, clusters_info
 

@@ -21,14 +21,9 @@ def fmt_interval(entry: dict, method: str = "cr2") -> str:
     return f"{mean:.3f} [{iv['lower']:.3f}, {iv['upper']:.3f}]"
 
 
-def _df(run: RunRecord, slice_name: str, metric: str = "mrr") -> str:
-    for sys_sum in run.summary["systems"].values():
-        entry = sys_sum.get(slice_name, {}).get("overall", {}).get(metric)
-        if entry:
-            iv = entry["intervals"].get("cr2", {})
-            if iv.get("df") is not None:
-                return f"{iv['df']:.1f}"
-    return "n/a"
+def _df(run: RunRecord) -> str:
+    df = run.manifest.get("clusters", {}).get("df")
+    return f"{df:.1f}" if df is not None else "n/a"
 
 
 def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS, method: str = "cr2") -> Table:
@@ -37,7 +32,7 @@ def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS,
     cl = run.manifest.get("clusters", {})
     title = (
         f"{slice_name} questions (n={n_q}); 95 % {method.upper()} intervals, clustering {cl.get('mode')}"
-        f" ({cl.get('n_clusters')} clusters, df≈{_df(run, slice_name)})"
+        f" ({cl.get('n_clusters')} clusters, df {_df(run) if slice_name == 'all' else 'see JSON'})"
     )
     t = Table(title=title, title_justify="left")
     t.add_column("system", style="bold")
