@@ -856,6 +856,11 @@ def test_closest_match_reports_the_first_divergence():
     assert cm["closest"] == "a b c d e" and cm["diverges_at_word"] == 3 and cm["omitted"] == []
     assert closest_match("a b e f", "a b c d e f")["omitted"] == ["c d"]
     assert closest_match("q r", "a b")["closest"] == ""
+    # glued quote whose second run is the longer one: the closest match puts the omitted words back
+    cm = closest_match("a b g h i j k l", "z a b c d e f g h i j k l m")
+    assert cm["closest"] == "a b c d e f g h i j k l" and cm["diverges_at_word"] == 2
+    assert cm["omitted"] == ["c d e f"] and cm["quote_from_divergence"].startswith("g h")
+    assert cm["chunk_from_divergence"].startswith("c d e f g")
 
 
 # ----------------------------------------------------------------------------------------------- published and real

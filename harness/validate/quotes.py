@@ -9,9 +9,10 @@ Diagnosis of a failing quote, in this order:
    (all of them are named);
 2. it occurs inside another single chunk of the same document: **wrong chunk** (that chunk is named);
 3. otherwise it is **not contiguous**: :func:`closest_match` aligns the quote to the cited chunk word by word with
-   :class:`difflib.SequenceMatcher` (no junk heuristic) on the longest common run of words, reports that aligned
-   chunk span as the closest contiguous match, the first quote word where they diverge, and the words the quote
-   omits where it glues two matching runs that are not adjacent in the chunk.
+   :class:`difflib.SequenceMatcher` (no junk heuristic), takes the longest common run of words and the runs next to
+   it (gaps of at most ``max(5, quote words)`` words), and reports the chunk span they cover as the closest contiguous
+   match (for a glued quote: the passage with the omitted words put back), the first quote word where quote and span
+   diverge, and the words the quote omits where it glues two runs that are not adjacent in the chunk.
 """
 
 from __future__ import annotations
@@ -68,30 +69,49 @@ def closest_match(quote_norm: str, chunk_norm: str) -> dict:
             "chunk_from_divergence": "",
             "omitted": [],
         }
-    best = max(blocks, key=lambda b: (b.size, -b.b, -b.a))
-    anchor = best.a - best.b  # chunk word index aligned with quote word 0
-    lo, hi = max(anchor, 0), min(anchor + len(qw), len(cw))
-    closest = _words(cw, lo, hi)
-    diverge = None
-    for k in range(len(qw)):
-        j = anchor + k
-        if j < 0 or j >= len(cw) or cw[j] != qw[k]:
-            diverge = k
+    # Grow a region of matching runs around the longest one while the gaps (in chunk and in quote) stay short;
+    # the chunk words that region covers, stretched to the quote's length at both ends, are the closest match.
+    gap = max(5, len(qw))
+    k = max(range(len(blocks)), key=lambda i: (blocks[i].size, -blocks[i].b, -blocks[i].a))
+    lo_i = hi_i = k
+    while lo_i > 0:
+        p, c = blocks[lo_i - 1], blocks[lo_i]
+        if c.a - (p.a + p.size) > gap or c.b - (p.b + p.size) > gap:
             break
-    omitted = []
-    for b1, b2 in zip(blocks, blocks[1:], strict=False):
-        if b2.b == b1.b + b1.size and b2.a > b1.a + b1.size:
-            omitted.append(_words(cw, b1.a + b1.size, b2.a))
+        lo_i -= 1
+    while hi_i < len(blocks) - 1:
+        c, n = blocks[hi_i], blocks[hi_i + 1]
+        if n.a - (c.a + c.size) > gap or n.b - (c.b + c.size) > gap:
+            break
+        hi_i += 1
+    region = blocks[lo_i : hi_i + 1]
+    first, last = region[0], region[-1]
+    start = max(first.a - first.b, 0)
+    end = min(last.a + last.size + (len(qw) - last.b - last.size), len(cw))
+    closest = _words(cw, start, end)
+    offset = first.a - first.b  # chunk word aligned with quote word 0 (may be negative)
+    diverge = None
+    for i in range(len(qw)):
+        j = offset + i
+        if j < 0 or j >= len(cw) or cw[j] != qw[i]:
+            diverge = i
+            break
+    if diverge is None and end - start > len(qw):  # pragma: no cover - a full match is caught before
+        diverge = len(qw)
+    omitted = [
+        _words(cw, b1.a + b1.size, b2.a)
+        for b1, b2 in zip(region, region[1:], strict=False)
+        if b2.b == b1.b + b1.size and b2.a > b1.a + b1.size
+    ]
     similarity = difflib.SequenceMatcher(None, closest, quote_norm, autojunk=False).ratio()
-    out = {
+    return {
         "closest": closest,
         "similarity": round(similarity, 4),
         "diverges_at_word": diverge,
         "quote_from_divergence": _words(qw, diverge, diverge + _CTX) if diverge is not None else "",
-        "chunk_from_divergence": (_words(cw, anchor + diverge, anchor + diverge + _CTX) if diverge is not None else ""),
+        "chunk_from_divergence": _words(cw, offset + diverge, offset + diverge + _CTX) if diverge is not None else "",
         "omitted": omitted,
     }
-    return out
 
 
 def check_quote(doc: DocChunks, chunk_index: int, quote: str, normalize) -> QuoteCheck:
