@@ -16,7 +16,7 @@ Format (TOML; keys outside this list are an error, so a typo cannot silently swi
     major = 4                                # must equal the manifest version's major number
     total_questions = 42                     # V010: exact number of records
     categories = ["single_passage", ...]     # V012: allowed categories
-    required_fields = ["id", ...]            # V013: record fields that must be present, non-null, non-empty
+    required_fields = ["id", ...]            # V013: record fields that must be present, non-null, not blank
     required_gold_document_fields = [...]    # V013: the same for every gold document
     refutation_roles = ["premise_refutation"]    # V031: roles that mark a premise-refuting document
     premise_correction_markers = ["no", "fals*", ...]  # V031: words (``*`` = prefix) one of which a
@@ -79,8 +79,8 @@ class Contract:
         categories: allowed categories, in order.
         per_category: exact count per category.
         id_prefixes: required id prefix per category.
-        required_fields: record fields that must be present and non-empty.
-        required_gold_document_fields: gold-document fields that must be present and non-empty.
+        required_fields: record fields that must be present, non-null and not blank strings.
+        required_gold_document_fields: the same for every gold document.
         refutation_roles: roles marking the premise-refuting gold document of a false-premise question.
         premise_correction_markers: lowercase words (``*`` suffix = prefix match); a false-premise reference answer
             must contain one.

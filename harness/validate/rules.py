@@ -127,6 +127,7 @@ def _line(ctx: Context, i: int) -> str:
 
 
 def v001_quote_contiguous(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V001 quote-contiguous: returns one Finding per check (see the module table)."""
     assert ctx.corpus is not None
     out = []
     for gi, g in enumerate(rec.gold_documents):
@@ -146,6 +147,7 @@ def v001_quote_contiguous(ctx: Context, i: int, rec: GoldRecord) -> list[Finding
 
 
 def v002_chunk_exists(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V002 chunk-exists: returns one Finding per check (see the module table)."""
     assert ctx.corpus is not None
     cid_name = ctx.corpus.chunker.chunker_id
     out = []
@@ -226,6 +228,7 @@ def _check_doc_meta(
 
 
 def v003_document_metadata(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V003 document-metadata: returns one Finding per check (see the module table)."""
     out = []
     for gi, g in enumerate(rec.gold_documents):
         w = f"gold_documents[{gi}]"
@@ -238,6 +241,7 @@ def v003_document_metadata(ctx: Context, i: int, rec: GoldRecord) -> list[Findin
 
 
 def v004_heading_path(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V004 heading-path: returns one Finding per check (see the module table)."""
     assert ctx.corpus is not None
     norm = ctx.corpus.chunker.normalize
     out = []
@@ -277,6 +281,7 @@ def v004_heading_path(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
 
 
 def v005_corpus_identity(ctx: Context) -> list[Finding]:
+    """V005 corpus-identity: returns one Finding per check (see the module table)."""
     assert ctx.corpus is not None and ctx.manifest is not None
     src, m = ctx.corpus.source, ctx.manifest
     out = []
@@ -330,11 +335,13 @@ def v005_corpus_identity(ctx: Context) -> list[Finding]:
 
 
 def v010_question_count(ctx: Context) -> list[Finding]:
+    """V010 question-count: returns one Finding per check (see the module table)."""
     n, want = len(ctx.records), ctx.contract.total_questions
     return [_ok() if n == want else _fail(f"{n} questions; the contract requires {want}", "records")]
 
 
 def v011_category_count(ctx: Context) -> list[Finding]:
+    """V011 category-count: returns one Finding per check (see the module table)."""
     counts: dict[str, int] = defaultdict(int)
     for r in ctx.records:
         counts[r.category] += 1
@@ -348,6 +355,7 @@ def v011_category_count(ctx: Context) -> list[Finding]:
 
 
 def v012_category_allowed(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V012 category-allowed: returns one Finding per check (see the module table)."""
     if rec.category in ctx.contract.categories:
         return [_ok()]
     return [_fail(f"category {rec.category!r} is not allowed by the contract", "category")]
@@ -363,6 +371,7 @@ def _present(model, name: str) -> bool:
 
 
 def v013_required_fields(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V013 required-fields: returns one Finding per check (see the module table)."""
     out = []
     for f in ctx.contract.required_fields:
         out.append(_ok() if _present(rec, f) else _fail(f"required field {f} is missing or empty", f))
@@ -374,6 +383,7 @@ def v013_required_fields(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]
 
 
 def v014_id_prefix(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V014 id-prefix: returns one Finding per check (see the module table)."""
     prefix = ctx.contract.id_prefixes.get(rec.category)
     if prefix is None:
         return [_nc(f"the contract sets no id prefix for category {rec.category!r}", "id")]
@@ -383,6 +393,7 @@ def v014_id_prefix(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
 
 
 def v015_manifest_consistency(ctx: Context) -> list[Finding]:
+    """V015 manifest-consistency: returns one Finding per check (see the module table)."""
     m = ctx.manifest
     if m is None:
         return [_ok()]
@@ -443,6 +454,7 @@ def v015_manifest_consistency(ctx: Context) -> list[Finding]:
 
 
 def v016_split_count(ctx: Context) -> list[Finding]:
+    """V016 split-count: returns one Finding per check (see the module table)."""
     if not ctx.contract.per_split:
         return [_ok()]
     counts: dict[str, int] = defaultdict(int)
@@ -460,6 +472,7 @@ def v016_split_count(ctx: Context) -> list[Finding]:
 
 
 def v017_split_grouping(ctx: Context) -> list[Finding]:
+    """V017 split-grouping: returns one Finding per check (see the module table)."""
     if not ctx.contract.split_grouping:
         return [_ok()]
     by_doc: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
@@ -481,6 +494,7 @@ def v017_split_grouping(ctx: Context) -> list[Finding]:
 
 
 def v020_unique_id(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V020 unique-id: returns one Finding per check (see the module table)."""
     others = [j for j in ctx._ids[rec.qid] if j != i]
     if not others:
         return [_ok()]
@@ -488,6 +502,7 @@ def v020_unique_id(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
 
 
 def v021_unique_question(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V021 unique-question: returns one Finding per check (see the module table)."""
     others = [j for j in ctx._questions[normalize_question(rec.question)] if j != i]
     if not others:
         return [_ok()]
@@ -496,6 +511,7 @@ def v021_unique_question(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]
 
 
 def v030_multi_document_hops(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V030 multi-document-hops: returns one Finding per check (see the module table)."""
     if rec.category != "multi_document":
         return [_ok()]
     out = []
@@ -523,6 +539,7 @@ def _has_marker(text: str, markers: tuple[str, ...]) -> bool:
 
 
 def v031_false_premise(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V031 false-premise: returns one Finding per check (see the module table)."""
     out = []
     roles = set(ctx.contract.refutation_roles)
     is_fp = rec.answerability == "false_premise"
@@ -590,6 +607,7 @@ def _iso(s: str) -> dt.date | None:
 
 
 def v032_as_of_date(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V032 as-of-date: returns one Finding per check (see the module table)."""
     out = []
     as_of = _iso(rec.as_of)
     newest: tuple[dt.date, int] | None = None
@@ -621,6 +639,7 @@ def v032_as_of_date(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
 
 
 def v033_evidence_present(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """V033 evidence-present: returns one Finding per check (see the module table)."""
     if not rec.gold_documents:
         return [_fail("no gold documents", "gold_documents")]
     out = []
@@ -711,7 +730,7 @@ _TABLE: list[tuple[RuleInfo, RecordRule | DatasetRule]] = [
         RuleInfo(
             "V013",
             "required-fields",
-            "contract's required record and gold-document fields are present and non-empty",
+            "contract's required record and gold-document fields are present, non-null, not blank",
             "record",
             False,
         ),
