@@ -1,0 +1,210 @@
+"""Sign binarisation, bit packing and Hamming distances: the numeric kernels of the ``vector`` system.
+
+Binarisation (one bit per dimension)
+------------------------------------
+For an embedding ``x`` of dimension ``D`` (a multiple of 8), bit ``j`` is ``1`` if ``x[j] > 0`` and ``0``
+otherwise (zero and negative values give ``0``; NaN is refused). Because only signs are kept, any positive
+rescaling of ``x`` (e.g. L2 normalisation) gives the same bits. This is the binarisation of sentence-transformers'
+``quantize_embeddings`` and of sqlite-vec's ``vec_quantize_binary`` (Shakir, Aarsen & Lee, "Binary and Scalar
+Embedding Quantization", Hugging Face blog, 2024).
+
+Packing (the project's one bit order, used for documents and queries alike)
+---------------------------------------------------------------------------
+Bits are packed row by row into ``D / 8`` bytes, **least-significant bit first** within each byte: bit ``j`` goes
+to byte ``j // 8``, bit position ``j % 8`` (value ``1 << (j % 8)``). This is sqlite-vec's ``vec_quantize_binary``
+and ``vec_bit`` layout and ``numpy.packbits(..., bitorder="little")``. Other conventions, for reference:
+
+* ``numpy.packbits`` default and sentence-transformers ``precision="ubinary"``: most-significant bit first
+  (bit ``j`` has value ``1 << (7 - j % 8)``), ``uint8``.
+* sentence-transformers ``precision="binary"``: the ``ubinary`` byte minus 128, as ``int8``.
+
+Both sides of a comparison must use the same convention; the Hamming distance is then the same under every
+convention, because each is a fixed permutation (or, for ``binary``, a bijective relabelling) of the bits of a
+byte. :func:`convert_packed` translates between them.
+
+Hamming distance
+----------------
+``hamming(a, b) = popcount(a XOR b)`` summed over the bytes, an integer in ``[0, D]``. :func:`hamming_distances`
+computes it with ``numpy.bitwise_count`` (numpy >= 2.0) over 64-bit words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from harness.errors import HarnessInputError
+
+__all__ = [
+    "BIT_ORDER",
+    "BINARISATION",
+    "check_dim",
+    "sign_bits",
+    "pack_signs",
+    "unpack_bits",
+    "convert_packed",
+    "hamming_distances",
+    "top_k_exact",
+    "id_rank",
+]
+
+BIT_ORDER = "lsb-first"
+"""The project's packing order (sqlite-vec ``vec_quantize_binary`` / ``vec_bit``)."""
+
+BINARISATION = "sign: bit j = 1 iff x[j] > 0"
+
+Convention = Literal["lsb", "msb", "ubinary", "binary"]
+
+# _REVERSE[b] is b with its 8 bits in reverse order (LSB-first <-> MSB-first).
+_REVERSE = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.uint8)
+
+
+def check_dim(dim: int) -> int:
+    """Return ``dim // 8`` (bytes per packed vector).
+
+    Raises:
+        HarnessInputError: ``dim`` is not a positive multiple of 8.
+    """
+    if not isinstance(dim, int | np.integer) or dim <= 0 or dim % 8:
+        raise HarnessInputError(f"embedding dimension {dim} is not a positive multiple of 8 (1 bit per dimension)")
+    return int(dim) // 8
+
+
+def sign_bits(x: np.ndarray) -> np.ndarray:
+    """Boolean bits ``x > 0`` with the shape of ``x``.
+
+    Raises:
+        HarnessInputError: ``x`` holds NaN or infinite values.
+    """
+    x = np.asarray(x)
+    if x.dtype.kind == "f" and not np.isfinite(x).all():
+        raise HarnessInputError("embedding holds NaN or infinite values; cannot binarise")
+    return x > 0
+
+
+def pack_signs(x: np.ndarray, *, bitorder: Literal["little", "big"] = "little") -> np.ndarray:
+    """Binarise (``x > 0``) and pack float embeddings, one bit per dimension.
+
+    Args:
+        x: shape ``(n, D)`` or ``(D,)``, float; ``D`` a multiple of 8.
+        bitorder: ``"little"`` (default, the project's LSB-first order, = sqlite-vec) or ``"big"``
+            (MSB-first, = numpy ``packbits`` default and sentence-transformers ``ubinary``).
+
+    Returns:
+        ``uint8`` array of shape ``(n, D // 8)`` (or ``(D // 8,)``), C-contiguous.
+
+    Raises:
+        HarnessInputError: ``D`` is not a multiple of 8; NaN or infinite values.
+    """
+    x = np.asarray(x)
+    if x.ndim not in (1, 2):
+        raise HarnessInputError(f"embeddings must be 1-D or 2-D, got shape {x.shape}")
+    check_dim(int(x.shape[-1]))
+    return np.ascontiguousarray(np.packbits(sign_bits(x), axis=-1, bitorder=bitorder))
+
+
+def unpack_bits(packed: np.ndarray, *, bitorder: Literal["little", "big"] = "little") -> np.ndarray:
+    """Inverse of :func:`pack_signs` on the bits: ``uint8`` 0/1 array of shape ``(..., 8 * nbytes)``."""
+    return np.unpackbits(np.asarray(packed, dtype=np.uint8), axis=-1, bitorder=bitorder)
+
+
+def convert_packed(packed: np.ndarray, src: Convention, dst: Convention) -> np.ndarray:
+    """Translate packed bits between conventions.
+
+    Conventions: ``"lsb"`` (project / sqlite-vec, ``uint8``), ``"msb"`` (numpy ``packbits``, ``uint8``),
+    ``"ubinary"`` (= ``"msb"``, sentence-transformers), ``"binary"`` (sentence-transformers: ``ubinary - 128``
+    as ``int8``).
+
+    Returns:
+        A new array (``int8`` for ``"binary"``, else ``uint8``).
+    """
+    a = np.asarray(packed)
+    if src == "binary":
+        msb = (a.astype(np.int16) + 128).astype(np.uint8)
+    elif src in ("msb", "ubinary"):
+        msb = a.astype(np.uint8, copy=True)
+    elif src == "lsb":
+        msb = _REVERSE[a.astype(np.uint8)]
+    else:
+        raise ValueError(f"unknown bit convention {src!r}")
+    if dst in ("msb", "ubinary"):
+        return msb
+    if dst == "lsb":
+        return _REVERSE[msb]
+    if dst == "binary":
+        return (msb.astype(np.int16) - 128).astype(np.int8)
+    raise ValueError(f"unknown bit convention {dst!r}")
+
+
+def _as_words(packed: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(packed)
+    if a.dtype != np.uint8:
+        a = a.view(np.uint8) if a.dtype == np.int8 else a.astype(np.uint8)
+    if a.shape[-1] % 8 == 0:
+        return a.view(np.uint64)
+    return a
+
+
+def hamming_distances(queries: np.ndarray, base: np.ndarray, *, block_rows: int | None = None) -> np.ndarray:
+    """Hamming distances between packed query vectors and packed base vectors.
+
+    Args:
+        queries: ``(m, W)`` or ``(W,)`` packed bytes (``uint8``; any one convention shared with ``base``).
+        base: ``(n, W)`` packed bytes.
+        block_rows: base rows per block; the temporary XOR is about ``m * block_rows * W`` bytes. Default: as many
+            rows as keep it near 16 MiB (at least 1,024), which keeps the scan in cache-friendly pieces.
+
+    Returns:
+        ``int32`` array ``(m, n)`` (or ``(n,)`` for a 1-D query), values in ``[0, 8 W]``.
+
+    Source: popcount of XOR (Hamming 1950); ``numpy.bitwise_count`` over 64-bit words when ``W % 8 == 0``.
+    """
+    q = np.asarray(queries)
+    single = q.ndim == 1
+    q2 = q[None, :] if single else q
+    b = np.asarray(base)
+    if q2.shape[-1] != b.shape[-1]:
+        raise HarnessInputError(f"packed widths differ: queries {q2.shape[-1]} bytes, base {b.shape[-1]} bytes")
+    qw = _as_words(q2)
+    bw = _as_words(b)
+    out = np.empty((qw.shape[0], bw.shape[0]), dtype=np.int32)
+    if block_rows is None:
+        block_rows = max(1024, (16 << 20) // max(1, qw.shape[0] * q2.shape[-1]))
+    for start in range(0, bw.shape[0], block_rows):
+        blk = bw[start : start + block_rows]
+        x = np.bitwise_xor(qw[:, None, :], blk[None, :, :])
+        out[:, start : start + blk.shape[0]] = np.bitwise_count(x).sum(axis=-1, dtype=np.int32)
+    return out[0] if single else out
+
+
+def id_rank(ids: Sequence[str]) -> np.ndarray:
+    """Position of each id in ascending string order (Python ``str`` comparison), ``int64`` of shape ``(n,)``."""
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[order] = np.arange(len(ids), dtype=np.int64)
+    return rank
+
+
+def top_k_exact(dist: np.ndarray, rank: np.ndarray, k: int) -> tuple[np.ndarray, bool]:
+    """Exact top ``k`` under (distance ascending, id ascending), and whether the boundary falls in a tie.
+
+    Args:
+        dist: ``(n,)`` distances (any real dtype).
+        rank: ``(n,)`` int, each item's id rank (:func:`id_rank`); breaks distance ties.
+        k: depth (``>= 0``).
+
+    Returns:
+        ``(indices, tie_at_boundary)``: at most ``k`` indices into ``dist`` in canonical order, and ``True`` when
+        some item left out has the same distance as the last item kept (the cut was decided by the id rule).
+    """
+    n = dist.shape[0]
+    if k <= 0 or n == 0:
+        return np.empty(0, dtype=np.int64), False
+    if n <= k:
+        return np.lexsort((rank, dist)).astype(np.int64), False
+    kth = np.partition(dist, k - 1)[k - 1]
+    cand = np.flatnonzero(dist <= kth)
+    order = np.lexsort((rank[cand], dist[cand]))
+    return cand[order[:k]].astype(np.int64), bool(cand.size > k)
