@@ -1,0 +1,495 @@
+"""The vector system: exact Hamming KNN in sqlite-vec, resumable cached builds, stale detection, partial indexes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import harness.retrieve.vector as vector_mod
+from harness.corpus.chunker import CHUNKERS, MdWordsChunker
+from harness.corpus.ingest import ingest
+from harness.corpus.store import Corpus
+from harness.errors import HarnessInputError
+from harness.retrieve.base import collapse_to_documents
+from harness.retrieve.vector import (
+    EmbeddingCache,
+    VectorIndex,
+    boundary_tie_summary,
+    chronological_order,
+    select_slice,
+)
+
+WORDS = "ley federal trabajo salud impuesto renta decreto norma reglamento acuerdo aviso".split()
+
+
+class FakeEmbedder:
+    """Deterministic pseudo-random vectors per text (no model), with call counting and a kill switch."""
+
+    def __init__(self, dim: int = 8, seed: int = 0, model_id: str = "fake-model", weights: str | None = None):
+        self.dim, self.seed, self.model_id = dim, seed, model_id
+        self.weights_sha256 = weights or hashlib.sha256(f"{model_id}|{seed}|{dim}".encode()).hexdigest()
+        self.calls = 0
+        self.n_texts = 0
+        self.fail_on_call: int | None = None
+
+    def vec(self, text: str, kind: str = "p") -> np.ndarray:
+        h = hashlib.sha256(f"{self.seed}|{kind}|{text}".encode()).digest()
+        return np.random.default_rng(list(h[:8])).standard_normal(self.dim).astype(np.float32)
+
+    def embed_passages(self, texts):
+        self.calls += 1
+        if self.fail_on_call is not None and self.calls >= self.fail_on_call:
+            raise RuntimeError("simulated kill")
+        self.n_texts += len(texts)
+        return np.stack([self.vec(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def embed_queries(self, texts):
+        return np.stack([self.vec(t, "q") for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def config(self) -> dict:
+        return {"model_id": self.model_id, "weights_sha256": self.weights_sha256, "dim": self.dim}
+
+
+def _section(rng: np.random.Generator) -> str:
+    return " ".join(rng.choice(WORDS, size=int(rng.integers(3, 9))))
+
+
+def write_corpus(root: Path, docs: list[tuple[str, str | None, list[str]]]) -> Path:
+    """docs: (doc_id, date or None, section texts); each short section becomes one chunk."""
+    root.mkdir(parents=True, exist_ok=True)
+    meta = []
+    for doc_id, date, sections in docs:
+        body = f"# {doc_id}\n" + "".join(f"## s{i}\n{text}\n" for i, text in enumerate(sections))
+        (root / f"{doc_id}.md").write_text(body, encoding="utf-8")
+        rec = {"doc_id": doc_id, "path": f"{doc_id}.md", "title": doc_id}
+        if date is not None:
+            rec["date"] = date
+        meta.append(json.dumps(rec))
+    (root / "metadata.jsonl").write_text("\n".join(meta) + "\n", encoding="utf-8")
+    return root
+
+
+def random_docs(seed: int, n_docs: int = 12) -> list[tuple[str, str | None, list[str]]]:
+    """Docs whose chronological order differs from id order, some with >10 chunks (so "#10" < "#2")."""
+    rng = np.random.default_rng(seed)
+    docs = []
+    for i in range(n_docs):
+        n = int(rng.integers(1, 14))
+        date = f"20{10 + (i * 7) % n_docs:02d}-0{1 + i % 9}-1{i % 10}"
+        docs.append((f"d{i}", date, [_section(rng) for _ in range(n)]))
+    docs[3] = (docs[3][0], docs[0][1], docs[3][2])  # a date tie
+    docs[4] = (docs[4][0], None, docs[4][2])  # undated: last
+    return docs
+
+
+def make_db(tmp_path: Path, docs, name: str = "corp", chunker_id: str = "md-words-v1") -> Path:
+    src = write_corpus(tmp_path / "src" / name, docs)
+    db, _, _ = ingest(src, tmp_path / "work", chunker_id=chunker_id)
+    return db
+
+
+def n_rows(corpus: Corpus, table: str) -> tuple[int, int]:
+    return tuple(corpus.conn.execute(f'SELECT count(*), count(DISTINCT rowid) FROM "{table}"').fetchone())
+
+
+def brute_force(corpus: Corpus, emb: FakeEmbedder, qbits: list[int], doc_ids: set[str] | None = None):
+    """Reference rankings: Python sort of every chunk by (Hamming, chunk_id); docs by (best, doc_id)."""
+    rows = corpus.conn.execute("SELECT chunk_id, doc_id, text FROM chunks").fetchall()
+    scored = []
+    for cid, did, text in rows:
+        if doc_ids is not None and did not in doc_ids:
+            continue
+        bits = [int(v > 0) for v in emb.vec(text)]
+        scored.append((sum(a != b for a, b in zip(qbits, bits, strict=True)), cid, did))
+    scored.sort(key=lambda r: (r[0], r[1]))
+    best: dict[str, int] = {}
+    for d, _, did in scored:
+        best.setdefault(did, d)
+    docs = sorted(best.items(), key=lambda kv: (kv[1], kv[0]))
+    return scored, docs
+
+
+def pack_lsb(bits: list[int]) -> np.ndarray:
+    """Independent LSB-first packing (bit j -> byte j//8, value 1 << j%8)."""
+    out = np.zeros(len(bits) // 8, dtype=np.uint8)
+    for j, b in enumerate(bits):
+        out[j // 8] |= b << (j % 8)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# exact KNN on random bits with boundary ties
+# ------------------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def knn_setup(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("knn")
+    db = make_db(tmp, random_docs(11))
+    corpus = Corpus(db)
+    emb = FakeEmbedder(dim=8)
+    full = VectorIndex.build(corpus, tmp / "work", emb, batch_chunks=7)
+    half = VectorIndex.build(corpus, tmp / "work", emb, index_fraction=0.5)
+    yield corpus, emb, full, half
+    corpus.close()
+
+
+def _check_against_reference(ix: VectorIndex, corpus, emb, qbits, doc_depth, chunk_depth, backend):
+    scope = set(ix.slice.doc_ids)
+    ref_chunks, ref_docs = brute_force(corpus, emb, qbits, scope)
+    res = ix.search_packed(pack_lsb(qbits)[None, :], doc_depth=doc_depth, chunk_depth=chunk_depth, backend=backend)[0]
+    assert res.chunks == [(cid, float(-d)) for d, cid, _ in ref_chunks[:chunk_depth]]
+    assert res.docs == [(did, float(-d)) for did, d in ref_docs[:doc_depth]]
+    ctie = 0 < chunk_depth < len(ref_chunks) and ref_chunks[chunk_depth][0] == ref_chunks[chunk_depth - 1][0]
+    dtie = 0 < doc_depth < len(ref_docs) and ref_docs[doc_depth][1] == ref_docs[doc_depth - 1][1]
+    assert res.flags.get("chunk_tie_at_boundary", False) == ctie
+    assert res.flags.get("doc_tie_at_boundary", False) == dtie
+    assert res.flags.get("tie_at_boundary", False) == (ctie or dtie)
+    # documents = collapse of the full canonical chunk ranking by first occurrence (then cut at the depth)
+    full_chunks = [(cid, float(-d)) for d, cid, _ in ref_chunks]
+    chunk_doc = {cid: did for _, cid, did in ref_chunks}
+    assert res.docs == collapse_to_documents(full_chunks, chunk_doc)[:doc_depth]
+    return res
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    qbits=st.lists(st.integers(0, 1), min_size=8, max_size=8),
+    doc_depth=st.integers(0, 14),
+    chunk_depth=st.integers(0, 120),
+    half=st.booleans(),
+    backend=st.sampled_from(["sqlite-vec", "numpy"]),
+)
+def test_knn_equals_brute_force_with_boundary_ties(knn_setup, qbits, doc_depth, chunk_depth, half, backend):
+    corpus, emb, full, half_ix = knn_setup
+    ix = half_ix if half else full
+    _check_against_reference(ix, corpus, emb, qbits, doc_depth, chunk_depth, backend)
+
+
+def test_knn_ties_are_common_and_reported(knn_setup):
+    corpus, emb, full, _ = knn_setup
+    rng = np.random.default_rng(5)
+    q = rng.integers(0, 256, size=(40, 1), dtype=np.uint8)
+    a = full.search_packed(q, doc_depth=3, chunk_depth=10)
+    b = full.search_packed(q, doc_depth=3, chunk_depth=10, backend="numpy")
+    assert [(r.docs, r.chunks, r.flags) for r in a] == [(r.docs, r.chunks, r.flags) for r in b]
+    summary = boundary_tie_summary(a)
+    assert summary["n_queries"] == 40 and summary["chunk_tie_share"] > 0.5  # 8 bits: ties everywhere
+    assert summary["knn_fallback_share"] == 0.0
+    assert summary["any_tie_share"] >= max(summary["chunk_tie_share"], summary["doc_tie_share"])
+
+
+def test_knn_cap_falls_back_to_numpy_and_says_so(knn_setup):
+    corpus, emb, full, _ = knn_setup
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(vector_mod, "SQLITE_VEC_K_MAX", 6)
+        for qb in ([0] * 8, [1, 0, 1, 1, 0, 0, 1, 0]):
+            res = _check_against_reference(full, corpus, emb, qb, 4, 12, "sqlite-vec")
+            assert res.flags["knn_fallback"] == "numpy"
+        res = full.search_packed(pack_lsb([1] * 8)[None, :], doc_depth=1, chunk_depth=2)[0]
+        assert "knn_fallback" not in res.flags or full.slice.n_chunks <= 6
+
+
+def test_search_texts_and_empty_queries(knn_setup):
+    corpus, emb, full, _ = knn_setup
+    res = full.search(["ley federal", "   ", "renta"], doc_depth=2, chunk_depth=5)
+    assert res[1].flags == {"empty_query": True} and res[1].docs == [] and res[1].chunks == []
+    qb = [int(v > 0) for v in emb.vec("ley federal", "q")]
+    ref_chunks, _ = brute_force(corpus, emb, qb)
+    assert res[0].chunks == [(cid, float(-d)) for d, cid, _ in ref_chunks[:5]]
+    cfg = full.config()
+    assert cfg["system"] == "vector" and cfg["bit_order"] == "lsb-first" and cfg["dim"] == 8
+    assert json.loads(json.dumps(cfg)) == cfg
+    with pytest.raises(HarnessInputError, match="bytes per vector"):
+        full.search_packed(np.zeros((1, 2), np.uint8), doc_depth=1, chunk_depth=1)
+    with pytest.raises(HarnessInputError, match="backend"):
+        full.search(["x"], doc_depth=1, chunk_depth=1, backend="faiss")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# resume after a killed build
+# ------------------------------------------------------------------------------------------------------------------
+
+
+def _unique_texts(corpus: Corpus) -> int:
+    return int(corpus.conn.execute("SELECT count(DISTINCT text_sha256) FROM chunks").fetchone()[0])
+
+
+def _docs_with_duplicates(seed: int):
+    docs = random_docs(seed, n_docs=8)
+    docs[6] = (docs[6][0], docs[6][1], docs[1][2][:4] + docs[6][2])  # texts shared across documents
+    return docs
+
+
+def test_resume_after_a_kill_mid_embedding(tmp_path):
+    db = make_db(tmp_path, _docs_with_duplicates(2))
+    work = tmp_path / "work"
+    first = FakeEmbedder(dim=16)
+    first.fail_on_call = 3
+    with Corpus(db) as c:
+        with pytest.raises(RuntimeError, match="simulated kill"):
+            VectorIndex.build(c, work, first, batch_chunks=4)
+        table = c.conn.execute("SELECT table_name FROM vector_indexes").fetchone()[0]
+        assert n_rows(c, table) == (8, 8)  # two batches committed, the third lost
+        n_total, n_unique = c.manifest.n_chunks, _unique_texts(c)
+    second = FakeEmbedder(dim=16)
+    with Corpus(db) as c:
+        ix = VectorIndex.build(c, work, second, batch_chunks=4)
+        s = ix.build_stats
+        assert s["n_already_indexed"] == 8 and s["n_inserted"] == n_total - 8
+        assert n_rows(c, table) == (n_total, n_total)
+        assert first.n_texts + second.n_texts == n_unique  # nothing embedded twice
+        got_ids, got_bits = ix.packed_bits()
+    clean_db = make_db(tmp_path / "clean", _docs_with_duplicates(2))
+    with Corpus(clean_db) as c:
+        clean = VectorIndex.build(c, tmp_path / "clean" / "work", FakeEmbedder(dim=16), batch_chunks=1000)
+        ids, bits = clean.packed_bits()
+    assert got_ids == ids
+    np.testing.assert_array_equal(got_bits, bits)
+
+
+def test_resume_after_a_kill_between_cache_and_index_commits(tmp_path, monkeypatch):
+    db = make_db(tmp_path, _docs_with_duplicates(4))
+    work = tmp_path / "work"
+    real_insert = vector_mod._insert_rows
+    calls = {"n": 0}
+
+    def dying_insert(conn, table, rows):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        real_insert(conn, table, rows)
+
+    monkeypatch.setattr(vector_mod, "_insert_rows", dying_insert)
+    first = FakeEmbedder(dim=16)
+    with Corpus(db) as c:
+        with pytest.raises(KeyboardInterrupt):
+            VectorIndex.build(c, work, first, batch_chunks=5)
+        table = c.conn.execute("SELECT table_name FROM vector_indexes").fetchone()[0]
+        assert n_rows(c, table) == (5, 5)
+        n_total, n_unique = c.manifest.n_chunks, _unique_texts(c)
+    monkeypatch.setattr(vector_mod, "_insert_rows", real_insert)
+    second = FakeEmbedder(dim=16)
+    with Corpus(db) as c:
+        ix = VectorIndex.build(c, work, second, batch_chunks=5)
+        assert ix.build_stats["n_cache_hits"] >= 5  # the batch embedded before the kill comes from the cache
+        assert first.n_texts + second.n_texts == n_unique
+        assert n_rows(c, table) == (n_total, n_total)
+        again = VectorIndex.build(c, work, second, batch_chunks=5)
+        assert again.build_stats["n_inserted"] == 0 and again.build_stats["n_embedded"] == 0
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# stale caches and indexes
+# ------------------------------------------------------------------------------------------------------------------
+
+
+def test_stale_weights_are_never_reused(tmp_path):
+    db = make_db(tmp_path, random_docs(3, n_docs=6))
+    work = tmp_path / "work"
+    old = FakeEmbedder(dim=16, seed=0, model_id="m", weights="a" * 64)
+    new = FakeEmbedder(dim=16, seed=1, model_id="m", weights="b" * 64)
+    with Corpus(db) as c:
+        n_unique = _unique_texts(c)
+        ix_old = VectorIndex.build(c, work, old)
+        assert old.n_texts == n_unique
+        ix_new = VectorIndex.build(c, work, new)
+        s = ix_new.build_stats
+        assert new.n_texts == n_unique and s["n_cache_hits"] == 0
+        assert s["dropped_stale_tables"] == [ix_old.table]
+        assert [k["weights_sha256"] for k in s["stale_cache_keys"]] == ["a" * 64]
+        assert s["stale_cache_keys"][0]["n_vectors"] == n_unique
+        tables = [r[0] for r in c.conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'vec_m_%'")]
+        assert ix_old.table not in tables and ix_new.table in tables
+        qb = [int(v > 0) for v in new.vec("q")]
+        ref_chunks, _ = brute_force(c, new, qb)
+        res = ix_new.search_packed(pack_lsb(qb)[None, :], doc_depth=1, chunk_depth=5)[0]
+        assert res.chunks == [(cid, float(-d)) for d, cid, _ in ref_chunks[:5]]
+        # switching back re-indexes from the cache: nothing is embedded again
+        back = FakeEmbedder(dim=16, seed=0, model_id="m", weights="a" * 64)
+        ix_back = VectorIndex.build(c, work, back)
+        assert back.n_texts == 0 and ix_back.build_stats["n_cache_hits"] == c.manifest.n_chunks
+
+
+def test_chunker_change_misses_the_cache_same_chunker_hits_it(tmp_path, monkeypatch):
+    docs = random_docs(5, n_docs=6)
+    db = make_db(tmp_path, docs)
+    copy = tmp_path / "copy.db"
+    shutil.copy(db, copy)
+    work = tmp_path / "work"
+    with Corpus(db) as c:
+        n_unique, n_chunks = _unique_texts(c), c.manifest.n_chunks
+        e1 = FakeEmbedder(dim=8)
+        VectorIndex.build(c, work, e1)
+        assert e1.n_texts == n_unique
+    with Corpus(copy) as c:  # same corpus, same chunker, another database file: all from the cache
+        e2 = FakeEmbedder(dim=8)
+        ix = VectorIndex.build(c, work, e2)
+        assert e2.n_texts == 0 and ix.build_stats["n_cache_hits"] == n_chunks
+    monkeypatch.setitem(CHUNKERS, "md-words-test", MdWordsChunker(chunker_id="md-words-test"))
+    db2 = make_db(tmp_path, docs, chunker_id="md-words-test")
+    assert db2 != db
+    with Corpus(db2) as c:
+        assert c.manifest.chunker_id == "md-words-test" and _unique_texts(c) == n_unique
+        e3 = FakeEmbedder(dim=8)
+        VectorIndex.build(c, work, e3)
+        assert e3.n_texts == n_unique  # same texts, other chunker id: not reused
+    cache = EmbeddingCache.for_workdir(work)
+    try:
+        keys = cache.conn.execute("SELECT chunker_id FROM cache_keys ORDER BY chunker_id").fetchall()
+        assert [k[0] for k in keys] == ["md-words-test", "md-words-v1"]
+    finally:
+        cache.close()
+
+
+def test_index_record_mismatch_rebuilds_from_cache(tmp_path):
+    db = make_db(tmp_path, random_docs(6, n_docs=5))
+    with Corpus(db) as c:
+        emb = FakeEmbedder(dim=8)
+        ix = VectorIndex.build(c, tmp_path / "work", emb)
+        c.conn.execute("UPDATE vector_indexes SET doc_order_sha256='x' WHERE table_name=?", (ix.table,))
+        again = VectorIndex.build(c, tmp_path / "work", emb)
+        assert again.build_stats["rebuilt"] == ["doc_order_sha256"]
+        assert again.build_stats["n_inserted"] == c.manifest.n_chunks and emb.n_texts == _unique_texts(c)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# partial indexes and coverage
+# ------------------------------------------------------------------------------------------------------------------
+
+SLICE_DOCS = [
+    ("a", "2020-01-01", ["ley uno", "ley dos", "ley tres"]),
+    ("b", "2019-05-01", ["renta uno", "renta dos"]),
+    ("c", "2020-01-01", ["salud uno", "salud dos", "salud tres", "salud cuatro"]),
+    ("d", None, ["aviso"]),
+    ("e", "2021-03-03", []),
+]
+
+
+def test_chronological_slices(tmp_path):
+    db = make_db(tmp_path, SLICE_DOCS)
+    with Corpus(db) as c:
+        assert c.manifest.n_chunks == 10
+        assert chronological_order(c) == ["b", "a", "c", "e", "d"]
+        cases = {0.1: 1, 0.2: 1, 0.25: 2, 0.5: 2, 0.51: 3, 0.9: 3, 0.91: 5, 1.0: 5}
+        for f, p in cases.items():
+            sl = select_slice(c, index_fraction=f)
+            assert sl.n_docs == p, f
+            assert sl.n_chunks >= f * 10 - 1e-9
+        assert select_slice(c, index_fraction=0.5).doc_ids == ("b", "a")
+        assert select_slice(c, until="2019-12-31").doc_ids == ("b",)
+        assert select_slice(c, until="2020-01-01").doc_ids == ("b", "a", "c")
+        assert select_slice(c, until="2030-01-01").doc_ids == ("b", "a", "c", "e")  # undated never included
+        assert select_slice(c, until="2000-01-01").n_docs == 0
+        assert select_slice(c).is_full
+        for bad in ({"index_fraction": 0.0}, {"index_fraction": 1.5}, {"index_fraction": float("nan")}):
+            with pytest.raises(HarnessInputError, match="index_fraction"):
+                select_slice(c, **bad)
+        with pytest.raises(HarnessInputError, match="until"):
+            select_slice(c, until="May 2020")
+        with pytest.raises(HarnessInputError, match="mutually exclusive"):
+            select_slice(c, index_fraction=0.5, until="2020-01-01")
+
+
+def test_partial_index_coverage_extension_and_restriction(tmp_path):
+    db = make_db(tmp_path, SLICE_DOCS)
+    work = tmp_path / "work"
+    with Corpus(db) as c:
+        e = FakeEmbedder(dim=8)
+        half = VectorIndex.build(c, work, e, index_fraction=0.5)
+        cov = half.coverage()
+        assert cov["n_indexed_chunks"] == 5 and cov["n_total_chunks"] == 10 and cov["chunk_fraction"] == 0.5
+        assert cov["n_indexed_docs"] == 2 and cov["n_total_docs"] == 5
+        assert cov["indexed_doc_ids"] == ["b", "a"] and cov["last_date"] == "2020-01-01"
+        assert cov["index_fraction"] == 0.5 and cov["until"] is None
+        assert half.is_fully_indexed("a") and not half.is_fully_indexed("c")
+        assert n_rows(c, half.table) == (5, 5) and e.n_texts == 5
+        res = half.search(["ley", "salud"], doc_depth=10, chunk_depth=10)
+        for r in res:
+            assert {d for d, _ in r.docs} <= {"a", "b"} and len(r.chunks) == 5
+        full = VectorIndex.build(c, work, e)  # extends: embeds only the other 5 chunks
+        assert full.build_stats["n_already_indexed"] == 5 and full.build_stats["n_inserted"] == 5
+        assert e.n_texts == 10 and full.coverage()["n_indexed_chunks"] == 10
+        again = VectorIndex.build(c, work, e, until="2020-01-01")  # smaller than the table: filtered, nothing new
+        assert again.build_stats["n_inserted"] == 0 and e.n_texts == 10
+        assert again.coverage()["indexed_doc_ids"] == ["b", "a", "c"]
+        for r in again.search(["aviso", "ley"], doc_depth=10, chunk_depth=10):
+            assert "d" not in {d for d, _ in r.docs} and len(r.chunks) == 9
+        for backend in ("sqlite-vec", "numpy"):
+            qb = [int(v > 0) for v in e.vec("x")]
+            _check_against_reference(half, c, e, qb, 3, 4, backend)
+            _check_against_reference(again, c, e, qb, 3, 9, backend)
+        assert half.config()["coverage"]["n_indexed_chunks"] == 5
+
+
+def test_build_refuses_bad_inputs(tmp_path):
+    db = make_db(tmp_path, SLICE_DOCS)
+    with Corpus(db) as c:
+        with pytest.raises(HarnessInputError, match="multiple of 8"):
+            VectorIndex.build(c, tmp_path / "work", FakeEmbedder(dim=12))
+        with pytest.raises(HarnessInputError, match="mutually exclusive"):
+            VectorIndex.build(c, tmp_path / "work", FakeEmbedder(), index_fraction=0.5, until="2020-01-01")
+    with Corpus(db, readonly=True) as c:
+        with pytest.raises(HarnessInputError, match="read-only"):
+            VectorIndex.build(c, tmp_path / "work", FakeEmbedder())
+
+
+def test_empty_slice_searches_to_empty_rankings(tmp_path):
+    db = make_db(tmp_path, SLICE_DOCS)
+    with Corpus(db) as c:
+        ix = VectorIndex.build(c, tmp_path / "work", FakeEmbedder(), until="2000-01-01")
+        assert ix.coverage()["n_indexed_chunks"] == 0
+        for backend in ("sqlite-vec", "numpy"):
+            r = ix.search(["ley"], doc_depth=5, chunk_depth=5, backend=backend)[0]
+            assert r.docs == [] and r.chunks == [] and r.flags == {}
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# the real corpus with the default model
+# ------------------------------------------------------------------------------------------------------------------
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "mx-leyes-dof"
+
+
+@pytest.mark.realcorpus
+def test_real_corpus_default_model_index(tmp_path):
+    if not REAL.is_dir():
+        pytest.skip(f"{REAL} absent")
+    from harness.retrieve.embed import load_embedder
+
+    db, manifest, _ = ingest(REAL, tmp_path / "work")
+    emb = load_embedder()
+    with Corpus(db) as c:
+        t0 = time.perf_counter()
+        quarter = VectorIndex.build(c, tmp_path / "work", emb, index_fraction=0.25)
+        t1 = time.perf_counter()
+        ix = VectorIndex.build(c, tmp_path / "work", emb, progress=False)
+        t2 = time.perf_counter()
+        s = ix.build_stats
+        assert n_rows(c, ix.table) == (manifest.n_chunks, manifest.n_chunks)
+        assert quarter.coverage()["chunk_fraction"] >= 0.25
+        assert s["n_already_indexed"] == quarter.coverage()["n_indexed_chunks"]
+        queries = [
+            "derechos de los trabajadores",
+            "impuesto sobre la renta de las personas morales",
+            "Ley General de Salud",
+            "reforma al artículo 4 constitucional",
+        ]
+        a = ix.search(queries, doc_depth=20, chunk_depth=100)
+        b = ix.search(queries, doc_depth=20, chunk_depth=100, backend="numpy")
+        assert [(r.docs, r.chunks, r.flags) for r in a] == [(r.docs, r.chunks, r.flags) for r in b]
+        assert all(len(r.chunks) == 100 and len(r.docs) == 20 for r in a)
+        qa = quarter.search(queries, doc_depth=20, chunk_depth=100)
+        assert all({d for d, _ in r.docs} <= quarter.indexed_doc_ids for r in qa)
+        print(
+            f"\nreal corpus: {manifest.n_chunks} chunks; 25% build {t1 - t0:.1f}s, rest {t2 - t1:.1f}s; "
+            f"embedded {quarter.build_stats['n_embedded'] + s['n_embedded']} texts; ties {boundary_tie_summary(a)}"
+        )
