@@ -1,0 +1,215 @@
+"""Hamming top-k latency: sqlite-vec ``vec0`` KNN vs a numpy packed-bit popcount scan (vs faiss, if installed).
+
+Synthetic uniform random bit vectors (default 1,024 bits) at each size in ``--sizes``; the same vectors go into a
+sqlite-vec ``vec0(embedding bit[D])`` table (apsw, in a temporary database file), a numpy ``uint8`` matrix and, when
+``import faiss`` works, a ``faiss.IndexBinaryFlat``. Every backend returns the exact top k under (distance, id)
+with the boundary tie completed the way :class:`harness.retrieve.vector.VectorIndex` does it (fetch past k until
+the distance changes), and the results must be identical across backends; a mismatch exits with status 1.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_hamming.py [--sizes 100000,1000000] [--dim 1024] [--k 10] [--queries 50]
+        [--batch 32] [--seed 0] [--json out.json]
+
+Reported per size: build time per backend, per-query latency (median and mean, ms) for one query at a time, numpy
+also batched (``--batch`` queries per scan), and the ratios to sqlite-vec.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import apsw
+import numpy as np
+import sqlite_vec
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.retrieve.binary import hamming_distances, top_k_exact  # noqa: E402
+
+K_MAX = 4096
+
+
+def _open(path: Path) -> apsw.Connection:
+    conn = apsw.Connection(str(path))
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    conn.enable_load_extension(False)
+    return conn
+
+
+def build_sqlite(conn: apsw.Connection, bits: np.ndarray, dim: int) -> float:
+    t0 = time.perf_counter()
+    conn.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF")
+    conn.execute(f"CREATE VIRTUAL TABLE v USING vec0(embedding bit[{dim}])")
+    step = 50_000
+    with conn:
+        for s in range(0, bits.shape[0], step):
+            conn.executemany(
+                "INSERT INTO v(rowid, embedding) VALUES (?, vec_bit(?))",
+                ((s + i, bits[s + i].tobytes()) for i in range(min(step, bits.shape[0] - s))),
+            )
+    return time.perf_counter() - t0
+
+
+def _complete(ids: np.ndarray, dist: np.ndarray, k: int, exhausted: bool):
+    """Exact top k (distance, id) from a fetch sorted by distance; None when the boundary tie is incomplete."""
+    if not exhausted and dist[k - 1] == dist[-1]:
+        return None
+    keep = dist <= dist[k - 1] if not exhausted else np.ones(dist.shape[0], dtype=bool)
+    ids, dist = ids[keep], dist[keep]
+    order = np.lexsort((ids, dist))[:k]
+    return ids[order].tolist(), dist[order].tolist()
+
+
+def sqlite_topk(conn: apsw.Connection, q: bytes, k: int, n: int):
+    kk = min(k + 1, n)
+    while True:
+        rows = conn.execute(
+            "SELECT rowid, distance FROM v WHERE embedding MATCH vec_bit(?) AND k = ?", (q, kk)
+        ).fetchall()
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        dist = np.array([r[1] for r in rows], dtype=np.float64).astype(np.int64)
+        res = _complete(ids, dist, k, kk >= n)
+        if res is not None:
+            return res
+        if kk >= K_MAX:
+            raise RuntimeError("boundary tie wider than sqlite-vec's k cap")
+        kk = min(kk * 4, n, K_MAX)
+
+
+def numpy_topk_from_dist(dist: np.ndarray, k: int):
+    idx, _ = top_k_exact(dist, np.arange(dist.shape[0], dtype=np.int64), k)
+    return idx.tolist(), dist[idx].astype(np.int64).tolist()
+
+
+def faiss_topk(index, q: np.ndarray, k: int, n: int):
+    kk = min(k + 1, n)
+    while True:
+        d, i = index.search(q[None, :], kk)
+        res = _complete(i[0].astype(np.int64), d[0].astype(np.int64), k, kk >= n)
+        if res is not None:
+            return res
+        kk = min(kk * 4, n)
+
+
+def _stats(times: list[float]) -> dict:
+    return {"median_ms": 1e3 * statistics.median(times), "mean_ms": 1e3 * statistics.fmean(times)}
+
+
+def run_size(n: int, dim: int, k: int, n_queries: int, batch: int, seed: int, workdir: Path) -> dict:
+    rng = np.random.default_rng(seed)
+    nbytes = dim // 8
+    bits = rng.integers(0, 256, size=(n, nbytes), dtype=np.uint8)
+    queries = rng.integers(0, 256, size=(n_queries, nbytes), dtype=np.uint8)
+    out: dict = {"n": n, "dim": dim, "k": k, "queries": n_queries}
+
+    db = workdir / f"bench-{n}.db"
+    conn = _open(db)
+    out["sqlite_build_s"] = build_sqlite(conn, bits, dim)
+    sqlite_vec_version = conn.execute("SELECT vec_version()").fetchone()[0]
+    sqlite_vec_version = str(sqlite_vec_version)
+    sqlite_topk(conn, queries[0].tobytes(), k, n)  # warm the page cache
+    ref, times = [], []
+    for q in queries:
+        t0 = time.perf_counter()
+        ref.append(sqlite_topk(conn, q.tobytes(), k, n))
+        times.append(time.perf_counter() - t0)
+    out["sqlite_vec"] = _stats(times)
+    out["sqlite_vec_version"] = sqlite_vec_version
+    conn.close()
+    db.unlink()
+
+    got, times = [], []
+    numpy_topk_from_dist(hamming_distances(queries[0], bits), k)
+    for q in queries:
+        t0 = time.perf_counter()
+        got.append(numpy_topk_from_dist(hamming_distances(q, bits), k))
+        times.append(time.perf_counter() - t0)
+    out["numpy"] = _stats(times)
+    if got != ref:
+        raise SystemExit(f"n={n}: numpy and sqlite-vec top-{k} differ")
+    t0 = time.perf_counter()
+    got_b = []
+    for s in range(0, n_queries, batch):
+        for row in hamming_distances(queries[s : s + batch], bits):
+            got_b.append(numpy_topk_from_dist(row, k))
+    out["numpy_batched"] = {"per_query_ms": 1e3 * (time.perf_counter() - t0) / n_queries, "batch": batch}
+    if got_b != ref:
+        raise SystemExit(f"n={n}: batched numpy and sqlite-vec top-{k} differ")
+
+    try:
+        import faiss
+    except ImportError:
+        out["faiss"] = None
+    else:
+        faiss.omp_set_num_threads(1)  # one thread, like sqlite-vec and numpy (OpenMP spinning hurts shared CPUs)
+        t0 = time.perf_counter()
+        index = faiss.IndexBinaryFlat(dim)
+        index.add(bits)
+        out["faiss_build_s"] = time.perf_counter() - t0
+        faiss_topk(index, queries[0], k, n)
+        got_f, times = [], []
+        for q in queries:
+            t0 = time.perf_counter()
+            got_f.append(faiss_topk(index, q, k, n))
+            times.append(time.perf_counter() - t0)
+        out["faiss"] = _stats(times) | {"version": faiss.__version__, "omp_threads": faiss.omp_get_max_threads()}
+        if got_f != ref:
+            raise SystemExit(f"n={n}: faiss and sqlite-vec top-{k} differ")
+    sq = out["sqlite_vec"]["median_ms"]
+    out["ratio_sqlite_over_numpy"] = sq / out["numpy"]["median_ms"]
+    out["ratio_sqlite_over_numpy_batched"] = sq / out["numpy_batched"]["per_query_ms"]
+    if out["faiss"]:
+        out["ratio_sqlite_over_faiss"] = sq / out["faiss"]["median_ms"]
+    out["results_equal"] = True
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="100000,1000000", help="comma-separated numbers of vectors")
+    ap.add_argument("--dim", type=int, default=1024, help="bits per vector (multiple of 8)")
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--batch", type=int, default=32, help="queries per batched numpy scan")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workdir", default=None, help="folder for the temporary sqlite database")
+    ap.add_argument("--json", default=None, help="also write the results here")
+    args = ap.parse_args(argv)
+    if args.dim % 8:
+        ap.error("--dim must be a multiple of 8")
+    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    results = []
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        for n in sizes:
+            r = run_size(n, args.dim, args.k, args.queries, args.batch, args.seed, Path(tmp))
+            results.append(r)
+            faiss_txt = (
+                f"faiss {r['faiss']['median_ms']:.2f} ms (sqlite/faiss {r['ratio_sqlite_over_faiss']:.2f}x)"
+                if r["faiss"]
+                else "faiss not installed"
+            )
+            print(
+                f"n={n:>9,} dim={args.dim} k={args.k}: sqlite-vec {r['sqlite_vec']['median_ms']:.2f} ms/query | "
+                f"numpy {r['numpy']['median_ms']:.2f} ms/query (sqlite/numpy {r['ratio_sqlite_over_numpy']:.2f}x) | "
+                f"numpy batched x{args.batch} {r['numpy_batched']['per_query_ms']:.2f} ms/query "
+                f"(sqlite/numpy-batched {r['ratio_sqlite_over_numpy_batched']:.2f}x) | {faiss_txt} | "
+                f"sqlite build {r['sqlite_build_s']:.1f}s | results equal",
+                flush=True,
+            )
+    meta = {"cpus": os.cpu_count(), "numpy": np.__version__, "results": results}
+    if args.json:
+        Path(args.json).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
