@@ -299,3 +299,54 @@ def test_to_dict_is_json_ready():
     d = cr2(Y_UNEQUAL, CL_UNEQUAL).to_dict()
     assert json.loads(json.dumps(d)) == d
     assert set(d) >= {"method", "estimate", "se", "df", "lower", "upper", "level", "n", "n_clusters", "extras"}
+
+
+# ------------------------------------------------- extreme weights: 60-digit reference (mpmath, if installed)
+def _mp_cr2(y, cl, w):
+    """The dense clubSandwich computation above in 60-digit arithmetic (mpmath)."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 60
+    N = len(y)
+    w = [mp.mpf(x) for x in w]
+    y = [mp.mpf(x) for x in y]
+    W = sum(w)
+    beta = sum(a * b for a, b in zip(w, y, strict=True)) / W
+    r = [v - beta for v in y]
+    IH = mp.matrix(N, N)
+    for i in range(N):
+        for k in range(N):
+            IH[i, k] = (1 if i == k else 0) - w[k] / W
+    meat, gs = 0, []
+    for g in sorted(set(cl)):
+        idx = [i for i in range(N) if cl[i] == g]
+        IHj = mp.matrix(len(idx), N)
+        for a, i in enumerate(idx):
+            for k in range(N):
+                IHj[a, k] = IH[i, k]
+        E, Qm = mp.eigsy(IHj * IHj.T)
+        aj = Qm * mp.diag([1 / mp.sqrt(e) for e in E]) * Qm.T * mp.matrix([w[i] for i in idx])
+        meat += sum(aj[a] * r[i] for a, i in enumerate(idx)) ** 2
+        gvec = mp.matrix(N, 1)
+        for a, i in enumerate(idx):
+            gvec[i] = aj[a] / W
+        gs.append(IH.T * gvec)
+    P = [[(gj.T * gk)[0] for gk in gs] for gj in gs]
+    tr = sum(P[j][j] for j in range(len(gs)))
+    fro = sum(x**2 for row in P for x in row)
+    return float(beta), float(mp.sqrt(meat) / W), float(tr**2 / fro)
+
+
+@pytest.mark.parametrize(
+    "y, cl, w",
+    [
+        ([0.2, 0.9, 0.5], [1, 2, 2], [1e6, 1, 2]),  # one cluster holds nearly all the weight
+        ([0.1, 0.2, 0.3, 0.9], [1, 1, 1, 2], [1, 2, 3, 1e-6]),  # a nearly weightless cluster
+        ([0.1, 0.2, 0.3, 0.9, 0.4, 0.6], [1, 1, 1, 2, 3, 3], [1, 2e5, 3, 1e-6, 1, 7]),
+    ],
+)
+def test_cr2_accurate_with_extreme_weights(y, cl, w):
+    est, se, df = _mp_cr2(y, cl, w)
+    iv = cr2(y, cl, weights=w, clip=False)
+    assert iv.estimate == pytest.approx(est, rel=1e-12)
+    assert iv.se == pytest.approx(se, rel=1e-8)
+    assert iv.df == pytest.approx(df, rel=1e-8)

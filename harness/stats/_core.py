@@ -225,6 +225,8 @@ def sorted_quantile(sorted_x: np.ndarray, p: float) -> float:
     if frac == 0.0 or lo + 1 >= sorted_x.size:
         return float(a)
     b = sorted_x[lo + 1]
-    if a == b:
+    if a == b or not np.isfinite(a):
         return float(a)
+    if not np.isfinite(b):
+        return float(b)
     return float(a + frac * (b - a))

@@ -66,7 +66,8 @@ def _replicates(cs: ClusterSums, B: int, seed: int, studentise: bool) -> tuple[n
             resid = cs.Sy[None, :] - cs.n[None, :] * beta[:, None]
             with np.errstate(invalid="ignore", divide="ignore"):
                 row = (cs.n[None, :], cs.wbar[None, :], cs.delta[None, :], cs.z[None, :])
-                _, _, _, u = cr2_pieces(*row, resid, Wst[:, None], S2st[:, None])
+                out = (Wst[:, None] - cs.W[None, :], S2st[:, None] - cs.Q[None, :])  # totals outside a copy
+                _, _, u = cr2_pieces(*row, resid, Wst[:, None], S2st[:, None], *out)
             u = np.where(C > 0, u, 0.0)  # absent clusters: their (meaningless) G_j may be indefinite
             ses[start : start + b] = np.sqrt(np.einsum("bg,bg->b", C, u * u)) / Wst
     return means, ses, batch
@@ -187,7 +188,7 @@ def bootstrap_intervals(
             warns.append(f"{n_zero} replicates had a zero SE (t* set to 0 or +-inf)")
         if not (np.isfinite(lower) and np.isfinite(upper)):
             warns.append("bootstrap-t bound is infinite (too few clusters)")
-        if clip and unit and np.isfinite(lower) and np.isfinite(upper):
+        if clip and unit:  # an infinite bound becomes 0 or 1: the data cannot exclude that end
             if lower < 0.0 or upper > 1.0:
                 extras["clipped"] = True
             lower, upper = max(lower, 0.0), min(upper, 1.0)

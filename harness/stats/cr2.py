@@ -14,16 +14,21 @@ Closed form for the intercept-only model (derived from clubSandwich's code path:
 * ``G_j = (I - H)_j (I - H)_j' = I - (1 w_j' + w_j 1')/W + (S2/W^2) 1 1'`` (an ``n_j x n_j`` block),
   ``A_j = G_j^{-1/2}`` (symmetric inverse square root), ``a_j = A_j w_j``;
 * ``V_CR2 = sum_j (a_j' r_j)^2 / W^2``;
-* Satterthwaite: the estimate is the quadratic form ``e' (sum_j g_j g_j') e`` with ``g_j = (I - H)' a_j / W``;
-  with ``Gamma_jk = g_j' g_k``, ``df = (tr Gamma)^2 / ||Gamma||_F^2``, and
-  ``W^2 Gamma = diag(q) + (S2/W^2) s s' - (s t' + t s')/W`` where ``s_j = 1'a_j``, ``t_j = w_j'a_j``,
-  ``q_j = a_j'a_j``.
+* Satterthwaite: the estimate is the quadratic form ``e' (sum_j g_j g_j') e`` with ``g_j = (I - H)' a_j / W``
+  and ``e ~ N(0, I)``; with ``Gamma_jk = g_j' g_k``, ``df = (tr Gamma)^2 / ||Gamma||_F^2`` (clubSandwich's
+  ``2 E^2 / Var``). Since ``A_j G_j A_j = I``, ``W^2 Gamma_jj = w_j'w_j = Q_j`` exactly, and for ``j != k``
+  ``W^2 Gamma_jk = -(s_j v_k + v_j s_k)/W`` with ``s_j = 1'a_j``, ``v_j = w_j'a_j - s_j S2/(2W)``. Hence
+  ``df = (sum_j Q_j)^2 / (sum_j Q_j^2 + (2/W^2) sum_{j<k} (s_j v_k + s_k v_j)^2)``, the last sum taken with
+  prefix sums (O(G), no cancellation of large self terms).
 
 ``G_j`` is the identity outside ``span{1, w_j}``, so everything reduces to a 2x2 matrix per cluster in the
-orthonormal basis ``e1 = 1/sqrt(n_j)``, ``e2 = (w_j - wbar_j 1)/delta_j``:
-``[[1 - 2 n_j wbar_j / W + n_j S2/W^2, -sqrt(n_j) delta_j / W], [-sqrt(n_j) delta_j / W, 1]]``; its inverse
-square root has a closed form, so the whole computation is vectorised over clusters (and over bootstrap
-replicates in :mod:`harness.stats.bootstrap`).
+orthonormal basis ``e1 = 1/sqrt(n_j)``, ``e2 = (w_j - wbar_j 1)/delta_j`` (``delta_j = ||w_j - wbar_j 1||``):
+``[[a_j, -sqrt(n_j) delta_j / W], [-sqrt(n_j) delta_j / W, 1]]`` with
+``a_j = 1 - 2 n_j wbar_j/W + n_j S2/W^2 = (Wout_j^2 + n_j delta_j^2 + n_j S2out_j) / W^2`` and determinant
+``(Wout_j^2 + n_j S2out_j) / W^2``, where ``Wout_j``/``S2out_j`` are the sums of ``w``/``w^2`` outside cluster
+j (sums of positive terms: accurate even when one cluster holds nearly all the weight). Its inverse square root
+has a closed form, so the whole computation is vectorised over clusters (and over bootstrap replicates in
+:mod:`harness.stats.bootstrap`).
 """
 
 from __future__ import annotations
@@ -44,57 +49,61 @@ from harness.stats.interval import Interval
 LOW_DF = 4.0
 
 
-def _inv_sqrt_2x2(a, b, d):
-    """Entries ``(r11, r12, r22)`` of ``M^{-1/2}`` for symmetric positive definite ``M = [[a, b], [b, d]]``.
-
-    With ``s = sqrt(det M)`` and ``tau = sqrt(a + d + 2 s)``, ``sqrt(M) = (M + s I)/tau`` and hence
-    ``M^{-1/2} = [[d + s, -b], [-b, a + s]] / (s * tau)``.
-    """
-    s = np.sqrt(a * d - b * b)
-    tau = np.sqrt(a + d + 2.0 * s)
-    k = 1.0 / (s * tau)
-    return (d + s) * k, -b * k, (a + s) * k
-
-
-def cr2_pieces(n, wbar, delta, z, resid_sum, W, S2):
-    """Per-cluster CR2 quantities ``(s, t, q, u)`` (arrays broadcast over clusters and replicates).
+def cr2_pieces(n, wbar, delta, z, resid_sum, W, S2, W_out, S2_out):
+    """Per-cluster CR2 quantities ``(s, v, u)`` (arrays broadcast over clusters and replicates).
 
     Arguments: cluster size ``n``, mean weight ``wbar``, weight spread ``delta``, ``z`` (see
     :class:`~harness.stats._core.ClusterSums`), ``resid_sum = sum_j (y - beta)`` (unweighted residual sum),
-    totals ``W = sum w`` and ``S2 = sum w^2``. Returns ``s_j = 1'a_j``, ``t_j = w_j'a_j``, ``q_j = a_j'a_j`` and
-    ``u_j = a_j' r_j`` with ``a_j = G_j^{-1/2} w_j`` (module docstring).
+    totals ``W = sum w`` and ``S2 = sum w^2``, and the same totals outside the cluster, ``W_out``, ``S2_out``.
+    Returns ``s_j = 1'a_j``, ``v_j = w_j'a_j - s_j S2/(2W)`` and ``u_j = a_j' r_j`` with ``a_j = G_j^{-1/2} w_j``.
+
+    The 2x2 block ``M = [[a, b], [b, 1]]`` (module docstring) has ``M^{-1/2} = [[1 + r, -b], [-b, a + r]] /
+    (r * tau)`` with ``r = sqrt(det M)``, ``tau = sqrt(a + 1 + 2 r)`` (since ``sqrt(M) = (M + r I)/tau``).
     """
     sqn = np.sqrt(n)
-    a = 1.0 - 2.0 * n * wbar / W + n * S2 / (W * W)
+    W2 = W * W
+    nd2 = n * delta * delta
+    det = (W_out * W_out + n * S2_out) / W2
+    a = det + nd2 / W2
     b = -sqn * delta / W
-    r11, r12, r22 = _inv_sqrt_2x2(a, b, 1.0)
+    r = np.sqrt(det)
+    k = 1.0 / (r * np.sqrt(a + 1.0 + 2.0 * r))
+    r11, r12, r22 = (1.0 + r) * k, -b * k, (a + r) * k
     om1 = wbar * sqn
     b1 = r11 * om1 + r12 * delta
     b2 = r12 * om1 + r22 * delta
     s = sqn * b1
     t = om1 * b1 + delta * b2
-    q = b1 * b1 + b2 * b2
+    v = t - s * S2 / (2.0 * W)
     u = b1 * resid_sum / sqn + b2 * z
-    return s, t, q, u
+    return s, v, u
 
 
-def satterthwaite_df(s: np.ndarray, t: np.ndarray, q: np.ndarray, W: float, S2: float) -> float:
-    """``(tr Gamma)^2 / ||Gamma||_F^2`` for ``Gamma = diag(q) + alpha s s' - beta (s t' + t s')`` in O(G).
+def satterthwaite_df(Q: np.ndarray, s: np.ndarray, v: np.ndarray, W: float) -> float:
+    """``(sum Q)^2 / (sum Q^2 + (2/W^2) sum_{j<k} (s_j v_k + s_k v_j)^2)`` (module docstring), in O(G).
 
-    ``alpha = S2/W^2``, ``beta = 1/W``. Write ``Gamma = D + U C U'`` with ``U = [s, t]`` and
-    ``C = [[alpha, -beta], [-beta, 0]]``: ``||Gamma||^2 = ||D||^2 + 2 tr(D U C U') + tr((C U'U)^2)``.
+    ``sum_{j<k} (s_j v_k + s_k v_j)^2 = sum_k [v_k^2 P(s^2)_k + s_k^2 P(v^2)_k + 2 s_k v_k P(sv)_k]`` with
+    ``P(x)_k = sum_{j<k} x_j`` (exclusive prefix sums).
     """
-    alpha, beta = S2 / (W * W), 1.0 / W
-    ss, st, tt = float(s @ s), float(s @ t), float(t @ t)
-    trace = float(q.sum()) + alpha * ss - 2.0 * beta * st
-    dd = float(q @ q)
-    dl = float(q @ (alpha * s * s - 2.0 * beta * s * t))
-    CK = np.array([[alpha, -beta], [-beta, 0.0]]) @ np.array([[ss, st], [st, tt]])
-    ll = float(np.trace(CK @ CK))
-    fro = dd + 2.0 * dl + ll
-    if fro <= 0.0:
-        return float("nan")
-    return trace * trace / fro
+
+    def prefix(x):
+        out = np.zeros_like(x)
+        np.cumsum(x[:-1], out=out[1:])
+        return out
+
+    cross = float(v * v @ prefix(s * s) + s * s @ prefix(v * v) + 2.0 * (s * v) @ prefix(s * v))
+    fro = float(Q @ Q) + 2.0 * max(cross, 0.0) / (W * W)
+    total = float(Q.sum())
+    return total * total / fro
+
+
+def _exclusive_totals(x: np.ndarray) -> np.ndarray:
+    """``sum_{k != j} x_k`` for every j, as prefix + suffix sums (no subtraction of a dominant term)."""
+    pre = np.zeros_like(x)
+    np.cumsum(x[:-1], out=pre[1:])
+    suf = np.zeros_like(x)
+    np.cumsum(x[::-1][:-1], out=suf[::-1][1:])
+    return pre + suf
 
 
 def cr2_from_sums(cs: ClusterSums) -> tuple[float, float, float]:
@@ -102,9 +111,11 @@ def cr2_from_sums(cs: ClusterSums) -> tuple[float, float, float]:
     W = float(cs.W.sum())
     S2 = float(cs.Q.sum())
     beta_c = float(cs.SW.sum()) / W
-    s, t, q, u = cr2_pieces(cs.n, cs.wbar, cs.delta, cs.z, cs.Sy - cs.n * beta_c, W, S2)
+    s, v, u = cr2_pieces(
+        cs.n, cs.wbar, cs.delta, cs.z, cs.Sy - cs.n * beta_c, W, S2, _exclusive_totals(cs.W), _exclusive_totals(cs.Q)
+    )
     V = float(u @ u) / (W * W)
-    df = satterthwaite_df(s, t, q, W, S2)
+    df = satterthwaite_df(cs.Q, s, v, W)
     return cs.y0 + beta_c, V, df
 
 

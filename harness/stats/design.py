@@ -31,11 +31,12 @@ def icc_anova(y, clusters) -> float:
     """
     y, codes, G, n = _groups(y, clusters, "icc_anova")
     N = y.size
-    if N == G:
+    if N == G or y.min() == y.max():
         return float("nan")
-    yc = y - y.mean()
+    yc = y - y.min()
     means = np.bincount(codes, weights=yc, minlength=G) / n
-    msb = float(n @ (means * means)) / (G - 1)
+    dev = means - float(yc.mean())
+    msb = float(n @ (dev * dev)) / (G - 1)
     resid = yc - means[codes]
     msw = float(resid @ resid) / (N - G)
     n0 = (N - float(n @ n) / N) / (G - 1)
