@@ -493,3 +493,25 @@ def test_real_corpus_default_model_index(tmp_path):
             f"\nreal corpus: {manifest.n_chunks} chunks; 25% build {t1 - t0:.1f}s, rest {t2 - t1:.1f}s; "
             f"embedded {quarter.build_stats['n_embedded'] + s['n_embedded']} texts; ties {boundary_tie_summary(a)}"
         )
+
+
+def test_cache_with_another_schema_is_refused(tmp_path):
+    import apsw
+
+    path = tmp_path / "embeddings" / "cache.sqlite"
+    path.parent.mkdir()
+    conn = apsw.Connection(str(path))
+    conn.execute("CREATE TABLE embeddings(x)")
+    conn.close()
+    with pytest.raises(HarnessInputError, match="schema 0"):
+        EmbeddingCache.for_workdir(tmp_path)
+    fresh = EmbeddingCache(tmp_path / "other.sqlite")
+    key = fresh.key_id("m", "w" * 64, "c", 8)
+    fresh.put_many(key, ["ab" * 32, "cd" * 32], np.arange(16, dtype=np.float32).reshape(2, 8))
+    fresh.put_many(key, ["ab" * 32], np.zeros((1, 8), dtype=np.float32))  # kept, not replaced
+    got = fresh.get_many(key, ["ab" * 32, "ef" * 32], 8)
+    assert list(got) == ["ab" * 32] and got["ab" * 32].tolist() == list(range(8))
+    assert fresh.count(key) == 2 and fresh.key_id("m", "w" * 64, "c", 8) == key
+    with pytest.raises(HarnessInputError, match="dim"):
+        fresh.key_id("m", "w" * 64, "c", 16)
+    fresh.close()

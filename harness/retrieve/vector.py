@@ -10,9 +10,9 @@ Storage
   hash, bit order and a hash of the chronological document order. An index whose record does not match the
   embedder and corpus is never used: tables of the same model id with other weights are dropped ("stale"), a table
   whose record disagrees otherwise is rebuilt.
-* **Embedding cache** (``<workdir>/embeddings/cache.sqlite``, its own SQLite file in WAL mode): float32 passage
-  embeddings keyed by (model id, weights sha256, chunker id) and the chunk text's sha256, so re-runs, extensions and
-  other corpora embed only texts never seen with that model.
+* **Embedding cache** (``<workdir>/embeddings/cache.sqlite``, its own SQLite file in WAL mode, about 1.4 KB per
+  256-d vector): float32 passage embeddings keyed by (model id, weights sha256, chunker id) and the chunk text's
+  sha256, so re-runs, extensions and other corpora embed only texts never seen with that model and chunker.
 * **Builds** go in batches of chunks; each batch is committed to the cache, then to the index, each in one
   transaction. A build that stops at any point loses at most the batch in flight and resumes where it stopped:
   chunks already in the index are skipped, vectors already in the cache are not recomputed, nothing is inserted
@@ -98,9 +98,10 @@ CREATE TABLE IF NOT EXISTS cache_keys(
   dim INTEGER NOT NULL, dtype TEXT NOT NULL, created_at TEXT NOT NULL,
   UNIQUE(model_id, weights_sha256, chunker_id));
 CREATE TABLE IF NOT EXISTS embeddings(
-  key_id INTEGER NOT NULL, text_sha256 BLOB NOT NULL, vector BLOB NOT NULL,
-  PRIMARY KEY(key_id, text_sha256)) WITHOUT ROWID;
+  id INTEGER PRIMARY KEY, key_id INTEGER NOT NULL, text_sha256 BLOB NOT NULL, vector BLOB NOT NULL,
+  UNIQUE(key_id, text_sha256));
 """
+CACHE_SCHEMA_VERSION = 1  # PRAGMA user_version of the cache file
 
 _IN_CHUNK = 500
 
@@ -139,7 +140,15 @@ class EmbeddingCache:
         self.conn = apsw.Connection(str(self.path))
         self.conn.setbusytimeout(60_000)
         self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute(CACHE_SQL)
+        with _immediate(self.conn):
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            has_tables = self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+            if has_tables and version != CACHE_SCHEMA_VERSION:
+                raise HarnessInputError(
+                    f"{self.path}: embedding cache schema {version}, expected {CACHE_SCHEMA_VERSION}; delete the file"
+                )
+            self.conn.execute(CACHE_SQL)
+            self.conn.execute(f"PRAGMA user_version={CACHE_SCHEMA_VERSION}")
 
     @classmethod
     def for_workdir(cls, workdir: str | Path) -> EmbeddingCache:
