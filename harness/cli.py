@@ -280,20 +280,23 @@ def power(
     system: str = typer.Option(None),
     alpha: float = typer.Option(0.05),
     target_power: float = typer.Option(0.8, "--power"),
+    baseline: Path = typer.Option(None, "--baseline", help="Plan for the paired difference RUN - BASELINE."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Clusters and questions needed to detect DELTA with the given power, from the run's ICC and cluster sizes."""
     from harness.compare import power_plan
 
     try:
-        plan = power_plan(run, metric=metric, delta=delta, system=system, alpha=alpha, power=target_power)
+        plan = power_plan(
+            run, metric=metric, delta=delta, system=system, alpha=alpha, power=target_power, baseline=baseline
+        )
     except HarnessError as exc:
         _fail(exc)
     if as_json:
         sys.stdout.write(json.dumps(plan, indent=2) + "\n")
         return
     console.print(
-        f"{plan['system']} {metric}: ICC {plan['icc']:.3f}, DEFF {plan['deff']:.2f}, mean cluster size "
+        f"{plan['system']} {metric}{' (paired differences)' if plan['paired'] else ''}: ICC {plan['icc']:.3f}, DEFF {plan['deff']:.2f}, mean cluster size "
         f"{plan['mean_cluster_size']:.2f} (CV {plan['cv_cluster_size']:.2f}), SD {plan['sd']:.3f}\n"
         f"to detect {delta} with {target_power:.0%} power at alpha {alpha}: {plan['clusters_needed']} clusters, "
         f"about {plan['questions_needed']} questions (now {plan['current_clusters']} clusters, "

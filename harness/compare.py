@@ -320,6 +320,8 @@ def power_plan(
     system: str | None = None,
     alpha: float = 0.05,
     power: float = 0.8,
+    baseline: str | Path | None = None,
+    system_baseline: str | None = None,
 ) -> dict:
     """How many clusters and questions a gold set needs to detect ``delta`` on ``metric``.
 
@@ -328,16 +330,28 @@ def power_plan(
     :func:`harness.stats.clusters_needed` (design-effect inflation of the iid sample size; Eldridge, Ashby &
     Kerry 2006 for unequal cluster sizes).
 
+    With ``baseline`` the plan is for the *paired* comparison the gate makes: ICC, cluster sizes and SD are those of
+    the per-question differences run - baseline (usually far smaller than the metric's own SD). Without it the plan
+    is for detecting a shift of ``delta`` in the metric's mean from one run's variability, which is conservative
+    for paired comparisons.
+
     Returns:
-        ``{"metric", "delta", "icc", "deff", "mean_cluster_size", "cv_cluster_size", "sd", "clusters_needed",
-        "questions_needed", "current_clusters", "current_questions"}``.
+        ``{"metric", "delta", "paired", "icc", "deff", "mean_cluster_size", "cv_cluster_size", "sd",
+        "clusters_needed", "questions_needed", "current_clusters", "current_questions"}``.
     """
     rec = load_run(run)
-    sysname = system or rec.systems[0]
-    v = rec.metric_vector(sysname, metric)
     labels = rec.clusters()
-    qids = sorted(v)
-    y = np.array([v[q] for q in qids])
+    if baseline is not None:
+        base = load_run(baseline)
+        check_comparable(base, rec)
+        (sb, sysname), *_ = _pick_pairs(base, rec, system_baseline, system)
+        qids, ya, yb = _aligned(base, rec, sb, sysname, metric)
+        y = yb - ya
+    else:
+        sysname = system or rec.systems[0]
+        v = rec.metric_vector(sysname, metric)
+        qids = sorted(v)
+        y = np.array([v[q] for q in qids])
     cl = np.array([labels.get(q, q) for q in qids])
     de = design_effect(y, cl)
     sd = float(np.std(y, ddof=1)) if len(y) > 1 else 0.0
@@ -347,6 +361,7 @@ def power_plan(
         "system": sysname,
         "metric": metric,
         "delta": delta,
+        "paired": baseline is not None,
         "alpha": alpha,
         "power": power,
         "icc": de["icc"],
@@ -354,7 +369,10 @@ def power_plan(
         "mean_cluster_size": de["mean_size"],
         "cv_cluster_size": de["cv_size"],
         "sd": sd,
-        **plan,
+        "clusters_needed": int(plan["clusters"]),
+        "questions_needed": int(plan["rows"]),
+        "df_at_plan": plan.get("df"),
+        "clusters_needed_normal_approx": plan.get("clusters_normal"),
         "current_clusters": len(set(cl)),
         "current_questions": len(y),
         "note": "ICC estimated from few clusters is itself uncertain; treat the plan as an order of magnitude"
