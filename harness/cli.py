@@ -296,7 +296,8 @@ def power(
         sys.stdout.write(json.dumps(plan, indent=2) + "\n")
         return
     console.print(
-        f"{plan['system']} {metric}{' (paired differences)' if plan['paired'] else ''}: ICC {plan['icc']:.3f}, DEFF {plan['deff']:.2f}, mean cluster size "
+        f"{plan['system']} {metric}{' (paired differences)' if plan['paired'] else ''}: "
+        f"ICC {plan['icc']:.3f}, DEFF {plan['deff']:.2f}, mean cluster size "
         f"{plan['mean_cluster_size']:.2f} (CV {plan['cv_cluster_size']:.2f}), SD {plan['sd']:.3f}\n"
         f"to detect {delta} with {target_power:.0%} power at alpha {alpha}: {plan['clusters_needed']} clusters, "
         f"about {plan['questions_needed']} questions (now {plan['current_clusters']} clusters, "
