@@ -31,7 +31,7 @@ Search
 Chunk score = ``-hamming(query bits, chunk bits)``; a document's score is its best chunk's. Both rankings are the
 exact top ``depth`` under the project's tie rule (score descending, then id ascending as strings). sqlite-vec's
 order among equal distances is a storage artefact, so the KNN query fetches past the boundary (k grows x4 from
-``max(chunk_depth, doc_depth) + 1``) until the candidate set holds every chunk closer than the farthest one
+``2 * max(chunk_depth, doc_depth) + 16``) until the candidate set holds every chunk closer than the farthest one
 returned, enough of them, and enough distinct documents; the exact ranking is then computed on that set. sqlite-vec
 caps k at 4,096: beyond it the query falls back to an exact numpy popcount scan of the same bits (flag
 ``knn_fallback="numpy"``). ``backend="numpy"`` runs that scan for every query (batched); it returns identical
@@ -680,7 +680,7 @@ class VectorIndex:
         n = self._rowids.shape[0]
         if n == 0 or (chunk_depth == 0 and doc_depth == 0):
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        k = max(chunk_depth, doc_depth) + 1
+        k = 2 * max(chunk_depth, doc_depth) + 16  # overshoot: the scan dominates, a second KNN costs a scan
         while True:
             k = min(k, n)
             if k > SQLITE_VEC_K_MAX:
