@@ -579,8 +579,6 @@ class VectorIndex:
 
     def config(self) -> dict:
         """Everything that identifies the system's behaviour (for the run manifest)."""
-        import sqlite_vec  # noqa: F401 - version comes from the loaded extension
-
         cov = self.coverage()
         cov.pop("indexed_doc_ids")
         return {
