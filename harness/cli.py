@@ -70,6 +70,7 @@ def run(
     model: str = typer.Option(None, help="Embedding model for the vector system (default: the packaged static model)."),
     index_fraction: float = typer.Option(None, help="Vector index: chronological share of chunks to index."),
     until: str = typer.Option(None, help="Vector index: index documents dated up to this ISO date."),
+    vector_backend: str = typer.Option("sqlite-vec", help="Hamming search engine: sqlite-vec or numpy (same results)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run systems on a gold set over a corpus, print the tables and write a run record."""
@@ -84,7 +85,7 @@ def run(
         clustering=clustering,
         seed=seed,
         bootstrap_reps=bootstrap_reps,
-        extra={"model": model, "index_fraction": index_fraction, "until": until},
+        extra={"model": model, "index_fraction": index_fraction, "until": until, "vector_backend": vector_backend},
     )
     log = (lambda m: err_console.print(m, highlight=False)) if not as_json else None
     try:
@@ -158,6 +159,56 @@ def goldset_apply(
     else:
         console.print("[red]not written: the corrected set does not validate[/red]")
     raise typer.Exit(res.exit_code)
+
+
+@app.command()
+def embed(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (ingested first if needed)."),
+    workdir: Path = WORKDIR,
+    model: str = typer.Option(None, help="Model: wordllama (default, packaged), minilm, a local folder or a hub id."),
+    index_fraction: float = typer.Option(None, help="Index whole documents in date order until this share of chunks."),
+    until: str = typer.Option(None, help="Index documents dated up to this ISO date."),
+    batch_chunks: int = typer.Option(2048, help="Chunks per committed batch (an interrupted build resumes)."),
+    engine: str = typer.Option("local", help="local, or ray (extra 'ray': Ray Data workers on 127.0.0.1)."),
+    workers: int = typer.Option(2, help="Ray workers (engine ray)."),
+) -> None:
+    """Build or extend the binary vector index (cached, resumable)."""
+    from harness.corpus.ingest import ingest as do_ingest
+    from harness.corpus.store import Corpus
+    from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
+    from harness.retrieve.vector import VectorIndex
+
+    try:
+        db, _man, _created = do_ingest(corpus, workdir, progress=True)
+        with Corpus(db) as cp:
+            if engine == "ray":
+                from harness.retrieve.ray_embed import ray_build
+
+                stats = ray_build(
+                    cp,
+                    workdir,
+                    model=model or DEFAULT_MODEL,
+                    index_fraction=index_fraction,
+                    until=until,
+                    workers=workers,
+                )
+                console.print(stats)
+                return
+            if engine != "local":
+                raise HarnessError(f"--engine: {engine!r} is not 'local' or 'ray'")
+            emb = load_embedder(model or DEFAULT_MODEL, models_dir=workdir / "models")
+            idx = VectorIndex.build(
+                cp, workdir, emb, index_fraction=index_fraction, until=until, progress=True, batch_chunks=batch_chunks
+            )
+            cov = idx.coverage()
+            st = idx.build_stats
+    except HarnessError as exc:
+        _fail(exc)
+    console.print(
+        f"{emb.model_id} ({emb.dim} bits): {cov['n_indexed_chunks']}/{cov['n_total_chunks']} chunks indexed "
+        f"({cov['n_indexed_docs']}/{cov['n_total_docs']} documents); embedded {st['n_embedded']}, cache hits "
+        f"{st['n_cache_hits']}, inserted {st['n_inserted']} in {st['seconds']:.1f} s"
+    )
 
 
 @app.command()

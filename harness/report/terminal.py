@@ -85,11 +85,14 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
     console.print(systems_table(run, "all", metrics=EVIDENCE_METRICS))
     deep = deep_evidence_lines(run)
     if deep:
-        console.print(f"gold chunks deeper than 20 ({len(deep)}):")
-        for line in deep[:40]:
-            console.print("  " + line)
-        if len(deep) > 40:
-            console.print(f"  … {len(deep) - 40} more in per_question.jsonl")
+        console.print(f"gold chunks found deeper than rank 20 ({len(deep)}; qid chunk@rank):")
+        by_sys: dict[str, list[str]] = {}
+        for line in deep:
+            system, rest = line.split(": ", 1)
+            qid, cid, _at, _rank, rank = rest.split(" ")
+            by_sys.setdefault(system, []).append(f"{qid} {cid}@{rank}")
+        for system, items in by_sys.items():
+            console.print(f"  {system}: " + "; ".join(items), highlight=False, soft_wrap=True)
     warn = run.manifest.get("clusters", {}).get("warning")
     if warn:
         console.print(f"[yellow]warning: {warn}[/yellow]")

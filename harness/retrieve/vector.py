@@ -805,3 +805,29 @@ def _progress(enabled: bool, total: int, label: str):
     ) as prog:
         task = prog.add_task(label, total=total)
         yield (prog, task)
+
+
+def open_vector_system(corpus: Corpus, workdir: str | Path, *, options=None, progress: bool = False) -> VectorIndex:
+    """The ``vector`` system of a run: load the embedder named in ``options.extra["model"]`` (default the packaged
+    static model) and build, extend or reuse the index for ``options.extra["index_fraction"]`` / ``["until"]``.
+
+    Args:
+        corpus: open corpus (read-write).
+        workdir: work directory (embedding cache, extracted models).
+        options: a :class:`harness.pipeline.RunOptions` (only ``extra`` is read: ``model``, ``index_fraction``,
+            ``until``, ``vector_backend``).
+        progress: progress bar while embedding.
+    """
+    from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
+
+    extra = dict(getattr(options, "extra", None) or {})
+    embedder = load_embedder(extra.get("model") or DEFAULT_MODEL, models_dir=Path(workdir) / "models")
+    return VectorIndex.build(
+        corpus,
+        workdir,
+        embedder,
+        index_fraction=extra.get("index_fraction"),
+        until=extra.get("until"),
+        progress=progress,
+        backend=extra.get("vector_backend") or "sqlite-vec",
+    )
