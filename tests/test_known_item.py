@@ -1,0 +1,251 @@
+"""Known-item evaluation: hand-computed hits on a tiny corpus, the search kernel against a brute-force reference."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.errors import HarnessInputError
+from harness.known_item import (
+    SparseScorer,
+    _block_outcomes,
+    _bm25_scorer,
+    _id_rank,
+    _tfidf_scorer,
+    chunk_corpus,
+    known_item_search,
+    paired_comparison,
+    run_chunk_size_sensitivity,
+    run_known_item,
+)
+from harness.retrieve.analyzer import SpanishAnalyzer
+from harness.retrieve.bm25 import BM25Index
+
+# Every section (text under a "##" heading) is one chunk when chunk_words is large: chunks never cross headings.
+DOCS = {
+    "gatos": ["gato felino maullido bigotes ronroneo gato felino", "gato felino maullido garras ronroneo", "corto"],
+    "perros": ["perro ladrido hueso perro ladrido hueso correa", "perro hueso ladrido perro cachorro"],
+    "mixto": ["perro ladrido hueso paseo parque", "volcan lava ceniza crater erupcion"],
+    "solo": ["astronomia estrella planeta cometa galaxia"],
+    "dupa": ["alfa beta gamma delta epsilon", "alfa beta gamma delta epsilon"],
+    "dupb": ["alfa beta gamma delta epsilon", "zeta eta theta iota kappa"],
+}
+TYPES = {"gatos": "ley", "perros": "ley", "mixto": "aviso", "solo": "aviso", "dupa": "acuerdo", "dupb": "acuerdo"}
+
+# (doc, chunk index) -> (hit, rank of the first same-document chunk or None, tie at the top, tie decided the hit)
+EXPECTED = {
+    ("gatos", 0): (1, 1, False, False),
+    ("gatos", 1): (1, 1, False, False),
+    ("perros", 0): (1, 1, False, False),  # perros#1 has perro twice; mixto#0 once, same length
+    ("perros", 1): (1, 1, False, False),
+    ("mixto", 0): (0, None, False, False),  # the dog words are another document's
+    ("mixto", 1): (0, None, False, False),  # matches only itself, which is excluded: nothing retrieved
+    ("dupa", 0): (1, 1, True, True),  # dupa#1 and dupb#0 identical: "dupa#1" < "dupb#0"
+    ("dupa", 1): (1, 1, True, True),  # dupa#0 and dupb#0 identical: "dupa#0" < "dupb#0"
+    ("dupb", 0): (0, None, True, False),  # dupa#0 = dupa#1 both other-document
+    ("dupb", 1): (0, None, False, False),
+}
+
+
+def write_corpus(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    meta = []
+    for doc_id, sections in DOCS.items():
+        body = f"# {doc_id}\n\n" + "".join(f"## s{i}\n\n{t}\n\n" for i, t in enumerate(sections))
+        (root / f"{doc_id}.md").write_text(body, encoding="utf-8")
+        meta.append({"doc_id": doc_id, "path": f"{doc_id}.md", "doc_type": TYPES[doc_id], "collection": "c"})
+    (root / "metadata.jsonl").write_text("\n".join(json.dumps(m) for m in meta) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return write_corpus(tmp_path / "corpus")
+
+
+KW = dict(chunk_words=50, query_words=3, min_tail_words=1)
+
+
+def test_chunk_corpus_counts(corpus):
+    cc = chunk_corpus(corpus, **KW)
+    assert cc.n_chunks == sum(len(v) for v in DOCS.values())
+    assert cc.skipped_short == 1  # gatos#2 "corto"
+    assert cc.excluded_single_chunk_docs == 1 and cc.excluded_single_chunk_chunks == 1  # solo
+    assert len(cc.query_texts) == 10
+    assert cc.query_texts[0] == "gato felino maullido"
+    assert cc.chunker_id == "md-words-v1:max_words=50,min_tail_words=1"
+
+
+@pytest.mark.parametrize("system", ["bm25", "tfidf"])
+def test_hand_computed_outcomes(corpus, tmp_path, system):
+    res = run_known_item(corpus, tmp_path / "out", systems=[system], workers=1, **KW)
+    recs = [json.loads(x) for x in gzip.decompress((tmp_path / "out" / "outcomes.jsonl.gz").read_bytes()).splitlines()]
+    got = {(r["doc_id"], r["chunk_index"]): (r["hit"], r["rank"], r["tie"], r["tie_decided_hit"]) for r in recs}
+    assert got == EXPECTED
+    s = res.summary
+    assert s["counts"]["skipped_short"] == 1
+    assert s["counts"]["excluded_single_chunk_docs"] == 1
+    assert s["counts"]["queries"] == 10
+    sysd = s["systems"][system]
+    assert sysd["micro_hit1"] == pytest.approx(6 / 10)
+    assert sysd["macro_hit1"] == pytest.approx((1 + 1 + 0 + 1 + 0) / 5)
+    assert sysd["per_document"]["share_at_zero"] == pytest.approx(2 / 5)
+    assert sysd["per_document"]["share_at_one"] == pytest.approx(3 / 5)
+    per_doc = [json.loads(x) for x in (tmp_path / "out" / "per_document.jsonl").read_text().splitlines()]
+    assert {(d["doc_id"], d["n"], d["s"]) for d in per_doc} == {
+        ("gatos", 2, 2),
+        ("perros", 2, 2),
+        ("mixto", 2, 0),
+        ("dupa", 2, 2),
+        ("dupb", 2, 0),
+    }
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["systems"][system]["queries"] == 10
+
+
+def _reference(scores: np.ndarray, ids: list[str], doc_of: np.ndarray, qchunk: int) -> tuple:
+    """Brute force: canonical ranking of positive scores, the query chunk removed."""
+    items = [(-float(scores[j]), ids[j], j) for j in range(len(ids)) if j != qchunk and scores[j] > 0]
+    items.sort()
+    qd = doc_of[qchunk]
+    if not items:
+        return 0, 0, False, False, -1
+    top = items[0]
+    tied = [j for s, _, j in items if s == top[0]]
+    same = [doc_of[j] == qd for j in tied]
+    rank = next((k + 1 for k, (_, _, j) in enumerate(items) if doc_of[j] == qd), 0)
+    hit = int(doc_of[top[2]] == qd)
+    return hit, rank, len(tied) > 1, any(same) and not all(same), top[2]
+
+
+def test_bm25_kernel_matches_bm25s_bruteforce(corpus):
+    cc = chunk_corpus(corpus, **KW)
+    an = SpanishAnalyzer()
+    toks = an.tokenize_many(cc.texts)
+    qtoks = an.tokenize_many(cc.query_texts)
+    scorer, _ = _bm25_scorer(toks, qtoks)
+    idr = _id_rank(cc.chunk_ids)
+    got = known_item_search(scorer, cc.query_chunks, cc.chunk_doc, idr, batch_size=3, workers=1)
+    idx = BM25Index.build(cc.chunk_ids, toks, an)
+    for k, qc in enumerate(cc.query_chunks):
+        terms = [t for t in qtoks[k] if t in idx.vocab]
+        ref = _reference(idx.scores(terms), cc.chunk_ids, cc.chunk_doc, int(qc))
+        assert tuple(x[k] for x in got) == ref
+
+
+def test_tfidf_kernel_matches_dense_cosine(corpus):
+    cc = chunk_corpus(corpus, **KW)
+    an = SpanishAnalyzer()
+    toks = an.tokenize_many(cc.texts)
+    qtoks = an.tokenize_many(cc.query_texts)
+    scorer, _ = _tfidf_scorer(toks, qtoks)
+    idr = _id_rank(cc.chunk_ids)
+    got = known_item_search(scorer, cc.query_chunks, cc.chunk_doc, idr, batch_size=4, workers=1)
+    dense = (scorer.queries @ scorer.index_t).toarray()
+    for k, qc in enumerate(cc.query_chunks):
+        ref = _reference(dense[k], cc.chunk_ids, cc.chunk_doc, int(qc))
+        assert tuple(x[k] for x in got) == ref
+
+
+def test_forked_workers_match_serial(corpus):
+    cc = chunk_corpus(corpus, **KW)
+    an = SpanishAnalyzer()
+    scorer, _ = _bm25_scorer(an.tokenize_many(cc.texts), an.tokenize_many(cc.query_texts))
+    idr = _id_rank(cc.chunk_ids)
+    a = known_item_search(scorer, cc.query_chunks, cc.chunk_doc, idr, batch_size=1, workers=1)
+    b = known_item_search(scorer, cc.query_chunks, cc.chunk_doc, idr, batch_size=1, workers=2, task_queries=2)
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_block_outcomes_match_reference(data):
+    """Integer scores force ties; chunk ids in a random string order exercise the id tie rule."""
+    n_docs = data.draw(st.integers(1, 4))
+    sizes = data.draw(st.lists(st.integers(1, 4), min_size=n_docs, max_size=n_docs))
+    doc_of = np.repeat(np.arange(n_docs), sizes)
+    n = doc_of.size
+    perm = data.draw(st.permutations(list(range(n))))
+    ids = [f"c{p:03d}" for p in perm]
+    idr = _id_rank(ids)
+    b = data.draw(st.integers(1, 5))
+    scores = np.array(data.draw(st.lists(st.integers(0, 3), min_size=b * n, max_size=b * n)), dtype=np.float32).reshape(
+        b, n
+    )
+    qchunks = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=b, max_size=b)))
+    lo = np.searchsorted(doc_of, doc_of[qchunks], side="left")
+    hi = np.searchsorted(doc_of, doc_of[qchunks], side="right")
+    out = _block_outcomes(scores.copy(), qchunks, lo, hi, idr)
+    for r in range(b):
+        ref = _reference(scores[r], ids, doc_of, int(qchunks[r]))
+        assert tuple(x[r] for x in out) == ref
+
+
+def test_sparse_scorer_ties_are_bit_identical():
+    """Two chunks with the same term weights get equal float32 sums whatever other terms intervene."""
+    import scipy.sparse as sp
+
+    w = sp.csr_matrix(np.array([[0.1, 0.1, 0.0], [0.7, 0.7, 0.3], [0.2, 0.2, 0.2]], dtype=np.float32))
+    q = sp.csr_matrix(np.array([[1.0, 2.0, 1.0]], dtype=np.float32))
+    out = np.empty((1, 3), np.float32)
+    s = SparseScorer(w, q)(out, 0, 1)
+    assert s[0, 0] == s[0, 1]
+
+
+def test_paired_comparison_counts():
+    a = np.array([1, 0, 1, 1, 0, 0, 1])
+    b = np.array([0, 1, 0, 1, 1, 0, 1])
+    doc = np.array([0, 0, 1, 1, 2, 2, 2])
+    p = paired_comparison(a, b, doc)
+    assert (p["both_hit"], p["only_a"], p["only_b"], p["neither"]) == (2, 2, 2, 1)
+    assert p["micro_diff"] == pytest.approx(0.0)
+    # per-document hits A vs B: doc 0 1 vs 1 (tied), doc 1 2 vs 1, doc 2 1 vs 2
+    assert p["share_documents_tied"] == pytest.approx(1 / 3)
+    assert p["macro_diff"] == pytest.approx((0 - 1 / 2 + 1 / 3) / 3)
+    assert p["micro_ci"][0] < p["micro_diff"] < p["micro_ci"][1]
+
+
+def test_errors(corpus, tmp_path):
+    with pytest.raises(HarnessInputError, match="unknown system"):
+        run_known_item(corpus, None, systems="bm25,nope", **KW)
+    (tmp_path / "exists").mkdir()
+    with pytest.raises(HarnessInputError, match="already exists"):
+        run_known_item(corpus, tmp_path / "exists", **KW)
+    with pytest.raises(HarnessInputError, match="no known-item query"):
+        run_known_item(corpus, None, chunk_words=50, query_words=500, min_tail_words=1)
+
+
+def test_vector_system_unavailable_message(corpus, monkeypatch):
+    import harness.retrieve.embed as embed
+
+    def boom(*a, **k):
+        raise HarnessInputError("model 'x': cannot load")
+
+    monkeypatch.setattr(embed, "load_embedder", boom)
+    with pytest.raises(HarnessInputError, match="vector system unavailable"):
+        run_known_item(corpus, None, systems="vector", **KW)
+
+
+def test_paired_and_rendering(corpus, tmp_path):
+    from rich.console import Console
+
+    res = run_known_item(corpus, tmp_path / "o", systems="bm25,tfidf", workers=1, **KW)
+    assert "bm25 vs tfidf" in res.summary["paired"]
+    con = Console(record=True, width=140)
+    con.print(res)
+    text = con.export_text()
+    assert "Known-item hit@1" in text and "published" in text
+
+
+def test_sensitivity_writes_each_size(corpus, tmp_path):
+    res = run_chunk_size_sensitivity(corpus, tmp_path / "sens", sizes=(3, 50), query_words=3, workers=1)
+    assert {r["chunk_words"] for r in res.rows} == {3, 50}
+    assert (tmp_path / "sens" / "words-3" / "summary.json").exists()
+    assert (tmp_path / "sens" / "sensitivity.json").exists()
