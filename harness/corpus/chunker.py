@@ -27,7 +27,8 @@ chunk ids (``<doc_id>#<index>``) and exact quotes produced by one specific chunk
    double quotes (“ ” „ ‟ « » ″) become ``"``; typographic single quotes (‘ ’ ‚ ‛ ′) become ``'``; the dashes
    ‐ ‑ ‒ – — ― − become ``-``; a backslash before ASCII punctuation is dropped (pandoc escapes); the Markdown inline
    markup characters ``*``, ``_`` and backtick are removed; every whitespace run (Unicode whitespace, NBSP
-   included) becomes one space; leading and trailing spaces are stripped. Case is kept.
+   included) becomes one space; leading and trailing spaces are stripped. Case is kept. These steps are repeated
+   until the text no longer changes (so ``\\\\:`` and ``\\“`` normalise like ``:`` and ``"``; idempotent).
 
 Changing any of the rules above changes the chunker id.
 """
@@ -74,10 +75,13 @@ def normalize_text(text: str) -> str:
         The normalised string; idempotent (``normalize_text(normalize_text(x)) == normalize_text(x)``).
     """
     t = unicodedata.normalize("NFC", text)
-    t = _BACKSLASH_ESCAPE_RE.sub(r"\1", t)
-    t = t.translate(_TRANSLATE)
-    t = _WS_RE.sub(" ", t).strip()
-    return t
+    while True:
+        prev = t
+        t = _BACKSLASH_ESCAPE_RE.sub(r"\1", t)
+        t = t.translate(_TRANSLATE)
+        t = _WS_RE.sub(" ", t).strip()
+        if t == prev:
+            return t
 
 
 def decode_source(data: bytes, *, origin: str = "<bytes>") -> str:
