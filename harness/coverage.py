@@ -398,6 +398,18 @@ def _pct_bounds(est, qlo, qhi, c):
     return np.minimum(est + c * (qlo - est), est), np.maximum(est + c * (qhi - est), est)
 
 
+def _replicate_cr2_se(nb: np.ndarray, sb: np.ndarray, pb: np.ndarray, big_nb: np.ndarray) -> np.ndarray:
+    """CR2 standard error of each bootstrap replicate (:func:`cr2_mean`'s variance; a document drawn twice counts
+    as two clusters). ``nb``, ``sb``: shape (..., K) drawn documents' sizes and sums (``nb`` is overwritten);
+    ``pb``, ``big_nb``: shape (...), replicate means and sizes."""
+    e = sb - nb * pb[..., None]
+    e *= e
+    nb /= big_nb[..., None]
+    np.subtract(1.0, nb, out=nb)
+    e /= nb
+    return np.sqrt(e.sum(-1)) / big_nb
+
+
 def _sample_intervals(
     ns: np.ndarray,
     ss: np.ndarray,
@@ -470,12 +482,7 @@ def _sample_intervals(
     lo, hi = _quantiles7(pb, (a, 1 - a))
     out["doc_boot_pct"] = _pct_bounds(p, lo, hi, 1.0)
     out["doc_boot_pct_fpc"] = _pct_bounds(p, lo, hi, c)
-    e = sb - nb * pb[..., None]  # CR2 of each replicate (duplicated documents count as distinct clusters)
-    e *= e
-    nb /= big_nb[..., None]
-    np.subtract(1.0, nb, out=nb)
-    e /= nb
-    se_b = np.sqrt(e.sum(-1)) / big_nb
+    se_b = _replicate_cr2_se(nb, sb, pb, big_nb)
     tlo, thi = _quantiles7(_safe_t(pb - p[:, None], se_b), (a, 1 - a))
     out["doc_boot_t"] = _boot_t_bounds(p, se_cr2, tlo, thi, 1.0)
     out["doc_boot_t_fpc"] = _boot_t_bounds(p, se_cr2, tlo, thi, c)
