@@ -84,10 +84,12 @@ __all__ = [
     "design_diagnostics",
     "design_effect",
     "icc_anova",
+    "load_coverage",
     "load_population",
     "plot_coverage_vs_k",
     "plot_width_vs_k",
     "run_coverage",
+    "write_coverage",
     "study_design",
     "t_quantile",
 ]
@@ -927,6 +929,26 @@ def run_coverage(
     return result
 
 
+def load_coverage(path: str | Path) -> CoverageResult:
+    """Read a ``coverage.json`` back into a :class:`CoverageResult` (to re-render or re-plot it).
+
+    Raises:
+        HarnessInputError: missing or malformed file.
+    """
+    from harness.io import read_json
+
+    path = Path(path)
+    data = read_json(path)
+    try:
+        designs = [
+            DesignResult(d["design"], int(d["K"]), int(d["reps"]), d["rows"], float(d["seconds"]), d.get("note", {}))
+            for d in data["designs"]
+        ]
+        return CoverageResult(data["population"], data["config"], designs, float(data["seconds"]), [str(path)])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise HarnessInputError(f"{path}: not a coverage.json ({type(exc).__name__}: {exc})") from None
+
+
 def write_coverage(result: CoverageResult, out_dir: str | Path, *, plots: bool = True) -> list[str]:
     """Write ``coverage.json``, ``coverage.csv`` and the plots atomically into ``out_dir``; return the paths."""
     out = Path(out_dir)
@@ -998,6 +1020,16 @@ def _srs_series(result: CoverageResult, fpc: bool):
     return series
 
 
+def _log_k_axis(ax, ks: list[int]) -> None:
+    import matplotlib.ticker as mticker
+
+    ax.set_xscale("log")
+    ax.set_xticks(ks)
+    ax.set_xticklabels([str(k) for k in ks])
+    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+    ax.set_xlabel("K, documents sampled per evaluation (simple random sampling; log scale)")
+
+
 def plot_coverage_vs_k(result: CoverageResult, path: str | Path, *, fpc: bool = False) -> Path:
     """Coverage (%) against K (documents, log scale) per method, SRS design, with the nominal line and bands.
 
@@ -1016,7 +1048,7 @@ def plot_coverage_vs_k(result: CoverageResult, path: str | Path, *, fpc: bool = 
     level = result.config["level"]
     reps = result.config["reps"]
     series = _srs_series(result, fpc)
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, ax = plt.subplots(figsize=(9.0, 4.8))
     ks = sorted({k for pts in series.values() for k, _ in pts}) or [1]
     band = 1.96 * math.sqrt(level * (1 - level) / reps)
     ax.axhspan(100 * (level - band), 100 * (level + band), color="0.85", zorder=0, label="nominal +- MC margin")
@@ -1039,14 +1071,11 @@ def plot_coverage_vs_k(result: CoverageResult, path: str | Path, *, fpc: bool = 
             ms=5,
             label=METHODS[m][1] + (" (macro)" if m.startswith("macro") else ""),
         )
-    ax.set_xscale("log")
-    ax.set_xticks(ks)
-    ax.set_xticklabels([str(k) for k in ks])
-    ax.set_xlabel("K, documents sampled (simple random sampling; log scale)")
+    _log_k_axis(ax, ks)
     ax.set_ylabel("coverage of the population value (%)")
     ax.set_ylim(0, 100)
     ax.set_title(f"95 % interval coverage, R = {reps} samples" + (", with FPC" if fpc else ""))
-    ax.legend(fontsize=7, loc="lower right", ncol=2, frameon=True)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(True, which="major", color="0.9", lw=0.5)
     out = _savefig(fig, path)
     plt.close(fig)
@@ -1066,7 +1095,7 @@ def plot_width_vs_k(result: CoverageResult, path: str | Path, *, fpc: bool = Fal
 
     path = Path(path)
     series = _srs_series(result, fpc)
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, ax = plt.subplots(figsize=(9.0, 4.8))
     ks = sorted({k for pts in series.values() for k, _ in pts}) or [1]
     for m, pts in series.items():
         mk, ls, col = _STYLES[m]
@@ -1083,14 +1112,16 @@ def plot_width_vs_k(result: CoverageResult, path: str | Path, *, fpc: bool = Fal
             ms=5,
             label=METHODS[m][1] + (" (macro)" if m.startswith("macro") else ""),
         )
-    ax.set_xscale("log")
+    _log_k_axis(ax, ks)
     ax.set_yscale("log")
-    ax.set_xticks(ks)
-    ax.set_xticklabels([str(k) for k in ks])
-    ax.set_xlabel("K, documents sampled (simple random sampling; log scale)")
-    ax.set_ylabel("mean 95 % interval width (percentage points)")
+    import matplotlib.ticker as mticker
+
+    ax.yaxis.set_major_locator(mticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(mticker.NullFormatter())
+    ax.set_ylabel("mean 95 % interval width (percentage points, log scale)")
     ax.set_title(f"Interval width, R = {result.config['reps']} samples" + (", with FPC" if fpc else ""))
-    ax.legend(fontsize=7, loc="upper right", ncol=2, frameon=True)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(True, which="both", color="0.9", lw=0.5)
     out = _savefig(fig, path)
     plt.close(fig)

@@ -77,6 +77,8 @@ __all__ = [
     "known_item_search",
     "run_known_item",
     "run_chunk_size_sensitivity",
+    "run_study",
+    "StudyResult",
     "read_outcomes",
     "paired_comparison",
 ]
@@ -1159,6 +1161,74 @@ def run_chunk_size_sensitivity(
     if out_dir is not None:
         atomic_write_json(Path(out_dir) / "sensitivity.json", {"rows": rows, "published": PUBLISHED})
     return SensitivityResult(Path(out_dir) if out_dir is not None else None, rows, runs)
+
+
+@dataclass
+class StudyResult:
+    """The whole study on one corpus: the known-item run, then the coverage study on its first system.
+
+    Attributes:
+        known_item: the :class:`KnownItemResult` (files in ``out_dir``).
+        coverage: the :class:`harness.coverage.CoverageResult` (``coverage.json``, ``coverage.csv`` and plots in the
+            same folder).
+    """
+
+    known_item: KnownItemResult
+    coverage: object
+
+    def __rich__(self):
+        from rich.console import Group
+
+        return Group(self.known_item, self.coverage)
+
+
+def run_study(
+    corpus_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    chunk_words: int = 100,
+    query_words: int = 20,
+    min_tail_words: int = 20,
+    systems: Sequence[str] | str = ("bm25", "tfidf"),
+    reps: int = 5000,
+    ks: Sequence[int] = (5, 10, 20, 40, 80),
+    types: int = 6,
+    per_type: int = 4,
+    b: int = 999,
+    seed: int = 0,
+    workers: int = 2,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> StudyResult:
+    """Known-item run plus coverage study in one call (the issue's "full study from one command").
+
+    Args:
+        corpus_dir, out_dir, chunk_words, query_words, min_tail_words, systems, workers, overwrite, progress: as in
+            :func:`run_known_item`.
+        reps, ks, types, per_type, b, seed: as in :func:`harness.coverage.run_coverage` (population = the first
+            system's outcomes).
+
+    Returns:
+        A :class:`StudyResult`.
+    """
+    from harness.coverage import run_coverage
+
+    ki = run_known_item(
+        corpus_dir,
+        out_dir,
+        chunk_words=chunk_words,
+        query_words=query_words,
+        min_tail_words=min_tail_words,
+        systems=systems,
+        workers=workers,
+        overwrite=overwrite,
+        progress=progress,
+    )
+    first = next(iter(ki.summary["systems"]))
+    cov = run_coverage(
+        out_dir, reps=reps, ks=ks, types=types, per_type=per_type, b=b, seed=seed, system=first, threads=workers
+    )
+    return StudyResult(ki, cov)
 
 
 def load_per_document(out_dir: str | Path) -> list[dict]:

@@ -382,3 +382,15 @@ def test_load_population_errors(tmp_path):
         load_population(tmp_path, system="tfidf")
     with pytest.raises(HarnessInputError, match="--reps"):
         run_coverage(tmp_path, reps=5)
+
+
+def test_load_coverage_round_trip(tmp_path):
+    from harness.coverage import load_coverage
+
+    pop = icc0_population(d=100)
+    res = run_coverage(pop, reps=50, ks=(5,), types=0, b=39, out_dir=tmp_path, plots=False)
+    back = load_coverage(tmp_path / "coverage.json")
+    assert back.designs[0].rows == json.loads(json.dumps(res.designs[0].rows))
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(HarnessInputError, match="not a coverage.json"):
+        load_coverage(tmp_path / "bad.json")

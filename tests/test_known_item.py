@@ -249,3 +249,14 @@ def test_sensitivity_writes_each_size(corpus, tmp_path):
     assert {r["chunk_words"] for r in res.rows} == {3, 50}
     assert (tmp_path / "sens" / "words-3" / "summary.json").exists()
     assert (tmp_path / "sens" / "sensitivity.json").exists()
+
+
+def test_run_study_known_item_then_coverage(corpus, tmp_path):
+    from harness.coverage import load_coverage
+    from harness.known_item import run_study
+
+    res = run_study(corpus, tmp_path / "study", reps=50, ks=(2, 4), types=0, b=39, workers=1, **KW)
+    assert res.known_item.summary["systems"]["bm25"]["micro_hit1"] == pytest.approx(0.6)
+    cov = load_coverage(tmp_path / "study" / "coverage.json")
+    assert [d.k for d in cov.designs] == [2, 4]
+    assert cov.population["micro"] == pytest.approx(0.6)
