@@ -246,10 +246,29 @@ def test_rrf_golden_within_candidates(setup):
     (r,) = ts.search(["q"], [QueryResult(docs=[("agua", 1.0), ("minas", 0.5)], chunks=[])], doc_depth=5, chunk_depth=9)
     assert [c for c, _ in r.chunks] == order
     # k = 0: agua#0 = 1 + 1/3, agua#1 = 1/2 + 1, agua#2 = 1/2 -> agua#1 > agua#0 > agua#2 too; k=1 likewise
-    (r0,) = TwoStage(bm25, ExplicitBits(bits), corpus, top_docs=1, rrf_k=0).search(
+    (r0,) = TwoStage(bm25, ExplicitBits(bits), corpus, top_docs=1, fusion="rrf:k=0").search(
         ["q"], [QueryResult(docs=[("agua", 1.0)], chunks=[])], doc_depth=5, chunk_depth=9
     )
     assert [c for c, _ in r0.chunks] == ["agua#1", "agua#0", "agua#2"]
+
+
+def test_weighted_fusion_within_candidates_golden(setup):
+    corpus, _, _ = setup
+    all_ids = [r[0] for r in corpus.conn.execute("SELECT chunk_id FROM chunks ORDER BY rowid").fetchall()]
+    bm25 = FixedBM25({"agua#0": 3.0, "agua#1": 1.0}, all_ids)
+    bits = {c: 0 for c in all_ids} | {"agua#0": 0b11, "agua#1": 0, "agua#2": 0b100}
+    # minmax(bm25): agua#0 1, agua#1 0; minmax(-hamming): agua#1 1, agua#2 (-1+2)/2 = 0.5, agua#0 0
+    cases = {
+        "w1": ["agua#0", "agua#1", "agua#2"],  # 1, 0, 0 (tie by id)
+        "w0.5": ["agua#0", "agua#1", "agua#2"],  # 0.5, 0.5 (tie by id), 0.25
+        "w0.25": ["agua#1", "agua#2", "agua#0"],  # 0.75, 0.375, 0.25
+    }
+    first = [QueryResult(docs=[("agua", 1.0)], chunks=[])]
+    for name, want in cases.items():
+        (r,) = TwoStage(bm25, ExplicitBits(bits), corpus, top_docs=1, fusion=name).search(
+            ["q"], first, doc_depth=5, chunk_depth=9
+        )
+        assert [c for c, _ in r.chunks] == want, name
 
 
 def test_rrf_ties_broken_by_chunk_id(setup):
@@ -314,7 +333,8 @@ def test_errors(setup):
         TwoStage(bm25, vec, corpus).search(["a", "b"], [QueryResult([], [])], doc_depth=5, chunk_depth=5)
     with pytest.raises(HarnessInputError, match="chunk_depth"):
         TwoStage(bm25, vec, corpus).search(["a"], [QueryResult([], [])], doc_depth=5, chunk_depth=0)
-    for kw in ({"top_docs": 0}, {"rerank_top": 0}, {"rrf_k": -1}, {"rrf_k": float("nan")}, {"top_docs": True}):
+    bad = ({"top_docs": 0}, {"top_docs": True}, {"rerank_top": 0})
+    for kw in (*bad, {"fusion": "rrf:k=-1"}, {"fusion": "w2"}, {"fusion": "combmnz"}):
         with pytest.raises(HarnessInputError):
             TwoStage(bm25, vec, corpus, **kw)
 
@@ -330,9 +350,9 @@ def test_errors(setup):
 
 def test_config(setup):
     corpus, bm25, vec = setup
-    cfg = TwoStage(bm25, vec, corpus, top_docs=7, rrf_k=30).config()
+    cfg = TwoStage(bm25, vec, corpus, top_docs=7, fusion="rrf:k=30").config()
     assert cfg["top_docs"] == 7 and cfg["fusion"]["params"] == {"k": 30.0} and cfg["reranker"] is None
-    assert "1/(30 + rank_i(c))" in cfg["formula"] and "unchanged" in cfg["documents"]
+    assert "1/(30 + rank_i(d))" in cfg["formula"] and "not cut" in cfg["formula"] and "unchanged" in cfg["documents"]
     json.dumps(cfg)
     cfg = TwoStage(bm25, None, corpus, reranker=WordCountReranker("años"), rerank_top=3).config()
     assert cfg["reranker"] == {"model_id": "count:años", "rerank_top": 3} and cfg["chunk_lists"]["vector"] is None

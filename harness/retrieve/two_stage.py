@@ -10,9 +10,10 @@ Stage 2 ranks the chunks *inside* the first stage's top ``top_docs`` documents (
 2. **Vector within candidates**: ``-hamming(query bits, chunk bits)`` for every candidate chunk the vector index
    holds (sign bits packed LSB first, :mod:`harness.retrieve.binary`), by an exact numpy popcount scan over the
    candidates' rows. Candidate chunks outside a partial vector index are absent from this list.
-3. **Fusion**: RRF of the two lists (:func:`harness.retrieve.fusion.rrf`, ``k`` = 60 by default; Cormack, Clarke
-   & Büttcher 2009), over the whole candidate lists (no cut before fusion), in canonical order (score descending,
-   then chunk id ascending).
+3. **Fusion**: by default RRF of the two lists (:func:`harness.retrieve.fusion.rrf`, ``k`` = 60; Cormack, Clarke
+   & Büttcher 2009); any fusion name of :class:`harness.retrieve.fusion.FusionSpec` may be given instead
+   (``rrf:k=30``, ``w0.75`` = weighted min-max over the candidate lists, ``w1`` = BM25 alone). Over the whole
+   candidate lists (no cut before fusion), in canonical order (score descending, then chunk id ascending).
 4. **Optional cross-encoder reranking**: the top ``rerank_top`` fused chunks are re-ordered by a cross-encoder's
    score of ``(query, chunk text)`` (sentence-transformers ``CrossEncoder``; Nogueira & Cho 2019, "Passage
    Re-ranking with BERT"), ties by chunk id ascending; the chunks below keep their fused order.
@@ -29,6 +30,7 @@ Outputs, per query (:class:`harness.retrieve.base.QueryResult`):
 * ``chunks``: ``[(chunk_id, score)]`` with **positional scores** ``n, n - 1, ..., 1`` (``n`` = length of the
   list): the fused, reranked and backfilled parts are not on one scale, and distinct scores keep the order intact
   under every tie rule (trec_eval's included). The order is the canonical order of step 3, as modified by steps 4-5.
+  Candidate documents are the first ``min(top_docs, doc_depth)`` of that ranking.
 * ``flags``: ``n_candidate_docs``, ``n_candidate_chunks``, ``n_candidate_chunks_without_vector``,
   ``n_reranked``, ``n_backfilled``; ``empty_query`` when neither BM25 terms nor a non-blank query exist;
   ``no_first_stage_docs`` when the first stage returned no document ranking.
@@ -44,7 +46,6 @@ What the system needs (duck-typed, so tests can pass small fakes):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -55,7 +56,7 @@ from harness.errors import HarnessInputError
 from harness.metrics import canonical_ranking
 from harness.retrieve.base import QueryResult, Ranking
 from harness.retrieve.binary import hamming_distances, pack_signs
-from harness.retrieve.fusion import FusionSpec, rrf
+from harness.retrieve.fusion import FusionSpec
 
 __all__ = [
     "DEFAULT_RERANK_TOP",
@@ -178,7 +179,9 @@ class TwoStage:
             BM25-only second stage.
         corpus: the open corpus the indexes were built from.
         top_docs: candidate documents taken from the first stage's document ranking (>= 1; default 20).
-        rrf_k: RRF constant of the chunk fusion (finite, >= 0; default 60).
+        fusion: the chunk fusion, a fusion system name of :class:`~harness.retrieve.fusion.FusionSpec`: ``"rrf"``
+            (default, k = 60), ``"rrf:k=<k>"``, or ``"w<weight>"`` (weighted min-max over the candidate lists,
+            ``w`` on BM25; ``"w1"`` ranks the BM25-matching candidates by BM25 alone, then the rest by chunk id).
         reranker: ``None`` or a :class:`Reranker` (e.g. :func:`load_cross_encoder`).
         rerank_top: fused chunks re-scored by the reranker (>= 1; default 50).
         backfill: append the first stage's chunks from outside the candidates (default ``False``).
@@ -196,7 +199,7 @@ class TwoStage:
         corpus,
         *,
         top_docs: int = DEFAULT_TOP_DOCS,
-        rrf_k: float = 60,
+        fusion: str = "rrf",
         reranker: Reranker | None = None,
         rerank_top: int = DEFAULT_RERANK_TOP,
         backfill: bool = False,
@@ -205,9 +208,10 @@ class TwoStage:
         self.vector = vector
         self.corpus = corpus
         self.top_docs = _positive_int("top_docs", top_docs)
-        if isinstance(rrf_k, bool) or not isinstance(rrf_k, int | float) or not math.isfinite(rrf_k) or rrf_k < 0:
-            raise HarnessInputError(f"two-stage: rrf_k must be a finite number >= 0, got {rrf_k!r}")
-        self.fusion = FusionSpec("rrf", k=float(rrf_k))
+        try:
+            self.fusion = fusion if isinstance(fusion, FusionSpec) else FusionSpec.parse(fusion)
+        except HarnessInputError as exc:
+            raise HarnessInputError(f"two-stage: chunk fusion: {exc}") from None
         self.reranker = reranker
         self.rerank_top = _positive_int("rerank_top", rerank_top)
         self.backfill = bool(backfill)
@@ -354,7 +358,7 @@ class TwoStage:
         if not terms and qbits is None:
             flags["empty_query"] = True
         bm_list, vec_list, n_cand, n_novec = self._lists(terms, qbits, cand)
-        fused = rrf([bm_list, vec_list], k=self.fusion.k)
+        fused = self.fusion.fuse([bm_list, vec_list])
         order = [c for c, _ in fused]
         n_rr = 0
         if self.reranker is not None and order:
@@ -409,8 +413,6 @@ class TwoStage:
             get = getattr(self.reranker, "config", None)
             rr = dict(get()) if callable(get) else {"class": type(self.reranker).__qualname__}
             rr["rerank_top"] = self.rerank_top
-        k = self.fusion.k
-        k_txt = str(int(k)) if k.is_integer() else repr(k)
         return {
             "system": self.name,
             "top_docs": self.top_docs,
@@ -423,10 +425,9 @@ class TwoStage:
                 if self.vector is None
                 else "-hamming(query bits, chunk bits), candidates held by the vector index, exact numpy scan",
             },
-            "fusion": {**self.fusion.config(), "input_depth": None},
-            "formula": f"score(c) = sum over i in (bm25, vector) of 1/({k_txt} + rank_i(c))"
-            " within candidates; rank_i from 1; absent = 0; whole candidate lists "
-            "[RRF, Cormack, Clarke & Buettcher 2009]",
+            "fusion": {**self.fusion.config(), "lists": ["bm25", "vector"], "input_depth": None},
+            "formula": self.fusion.formula.replace("cut at depth", "not cut (whole candidate lists)")
+            + "; d = a candidate chunk",
             "reranker": rr,
             "backfill": self.backfill,
             "chunk_scores": "positional: n, n-1, ..., 1 in the final order",
