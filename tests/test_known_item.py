@@ -260,3 +260,29 @@ def test_run_study_known_item_then_coverage(corpus, tmp_path):
     cov = load_coverage(tmp_path / "study" / "coverage.json")
     assert [d.k for d in cov.designs] == [2, 4]
     assert cov.population["micro"] == pytest.approx(0.6)
+
+
+REAL_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "mx-leyes-dof"
+
+
+@pytest.mark.realcorpus
+@pytest.mark.skipif(not REAL_CORPUS.is_dir(), reason="real corpus absent")
+def test_real_corpus_kernel_matches_bm25s_on_a_sample():
+    """400-word chunks of the real corpus: 150 queries (with their ties) equal bm25s get_scores + the tie rule."""
+    cc = chunk_corpus(REAL_CORPUS, chunk_words=400)
+    an = SpanishAnalyzer()
+    toks = an.tokenize_many(cc.texts)
+    rng = np.random.default_rng(0)
+    pick = np.sort(rng.choice(cc.query_chunks.size, 150, replace=False))
+    qtoks = an.tokenize_many([cc.query_texts[i] for i in pick])
+    scorer, _ = _bm25_scorer(toks, qtoks)
+    idr = _id_rank(cc.chunk_ids)
+    got = known_item_search(scorer, cc.query_chunks[pick], cc.chunk_doc, idr, workers=1)
+    idx = BM25Index.build(cc.chunk_ids, toks, an)
+    n_tie = 0
+    for k, qi in enumerate(pick):
+        sc = idx.scores([t for t in qtoks[k] if t in idx.vocab])
+        ref = _reference(sc, cc.chunk_ids, cc.chunk_doc, int(cc.query_chunks[qi]))
+        assert tuple(x[k] for x in got) == ref
+        n_tie += ref[2]
+    assert got[0].mean() > 0.2
