@@ -445,6 +445,17 @@ def test_baseline_by_label_or_run_folder(full_inputs, tmp_path: Path):
         build_report([full_inputs["six"]], baseline="nope")
 
 
+def test_repeated_system_names_are_labelled_by_run(full_inputs, tmp_path: Path):
+    again = add_perturbed_systems(full_inputs["base"], tmp_path, "again", {"vector": 0.3})
+    d = build_report([full_inputs["base"], again], reps=200)
+    assert d.labels == ["base:bm25", "again:bm25", "vector"]
+    assert d.baseline.label == "base:bm25"
+    same = next(r for r in d.paired if r["label"] == "again:bm25" and r["metric"] == "mrr")
+    assert same["diff"] == 0.0 and same["questions"]["ties"] == 3  # the same rankings re-scored
+    md = render_markdown(d)
+    assert "| again:bm25 | mrr | +0.000 |" in md
+
+
 def test_category_intervals_are_cr2_on_the_category_questions(full_inputs):
     from harness.stats import cr2
 

@@ -273,12 +273,12 @@ def _questions(data: ReportData, limit: int | None = None) -> list[str]:
             if not r:
                 cells.append("-")
                 continue
-            ranks = [v for v in (r.get("gold_doc_ranks") or {}).values() if v is not None]
-            cells.append(f"{fmt3(r['metrics'].get('mrr'))} ({min(ranks) if ranks else '-'})")
+            m = r["metrics"]
+            cells.append(f"{fmtx(m.get('mrr'), '.2f')} / {fmtx(m.get('evidence_recall@10'), '.2f')}")
         rows.append([qid, cat.replace("_", " "), *cells])
     out = [
         "",
-        "<details><summary>Per question: MRR (best gold document rank)</summary>",
+        "<details><summary>Per question: MRR / evidence recall@10</summary>",
         "",
         _table(["question", "category", *data.labels], rows, ["l", "l"] + ["r"] * len(data.labels)),
     ]
