@@ -358,6 +358,31 @@ def power(
         console.print(f"[yellow]{plan['note']}[/yellow]")
 
 
+@app.command()
+def sweep(
+    run: Path = typer.Option(..., "--run", help="Run record holding the bm25 and vector systems."),
+    w: str = typer.Option(
+        "0:1:0.05", "--w", help="Weight grid start:stop:step or a comma list (W x BM25 + (1-W) x vector)."
+    ),
+    metric: str = typer.Option("mrr"),
+    level: str = typer.Option(None, help="document or chunk (default: the metric's level)."),
+    goldset: Path = typer.Option(None, "--goldset", help="Gold set (default: the path recorded in the run)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Choose the fusion weight on the dev split; report it on the test split only."""
+    from harness.sweep import parse_weight_grid, render_sweep
+    from harness.sweep import sweep as do_sweep
+
+    try:
+        res = do_sweep(run, parse_weight_grid(w), metric, level, goldset_path=goldset)
+    except HarnessError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(res.to_dict(), indent=2) + "\n")
+    else:
+        render_sweep(res, console)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()
