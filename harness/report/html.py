@@ -484,10 +484,6 @@ def build_report(
             f"the known-item study ran on another corpus ({ki['summary'].get('corpus_id')}) than the runs "
             f"({(loaded[0].manifest.get('corpus') or {}).get('corpus_id')})"
         )
-    for run in loaded:
-        w = (run.manifest.get("clusters") or {}).get("warning")
-        if w:
-            notes.append(f"{run.manifest.get('run_id', run.path.name)}: {w}")
     return ReportData(
         runs=loaded,
         entries=entries,
@@ -577,6 +573,7 @@ dl.prov dd { margin: 0; overflow-wrap: anywhere; }
 nav { font-size: 13px; margin: 6px 0 10px; }
 nav a { margin-right: 12px; }
 table { border-collapse: collapse; font-size: 13px; margin: 6px 0 10px; }
+#table-runs { width: 100%; font-size: 12px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid var(--rule); text-align: right; vertical-align: top; }
 th { background: var(--bg-alt); font-weight: 600; }
 th:first-child, td:first-child, td.l, th.l { text-align: left; }
@@ -691,7 +688,8 @@ def _section_provenance(data: ReportData) -> str:
             rows.append(
                 "<tr>"
                 + "".join(
-                    f"<td class='l'>{esc(p[k])}</td>" for k in ("run", "systems", "model", "code", "date", "settings")
+                    f"<td class='l wrap'>{esc(p[k])}</td>"
+                    for k in ("run", "systems", "model", "code", "date", "settings")
                 )
                 + "</tr>"
             )
