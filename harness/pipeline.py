@@ -169,10 +169,17 @@ def score_results(
             agg = aggregate(sel, metric_ids)
             y_cl = [clusters[q.qid] for q in sel]
             overall = {}
+            enough = len(set(y_cl)) >= 2
             for m in metric_ids:
                 y = [q.metrics[m] for q in sel]
-                ivs = all_intervals(y, y_cl, level=options.level, B=options.bootstrap_reps, seed=options.seed)
-                overall[m] = {"mean": agg["overall"][m], "intervals": {k: v.to_dict() for k, v in ivs.items()}}
+                if enough:
+                    ivs = all_intervals(y, y_cl, level=options.level, B=options.bootstrap_reps, seed=options.seed)
+                    intervals = {k: v.to_dict() for k, v in ivs.items()}
+                else:
+                    intervals = {}
+                overall[m] = {"mean": agg["overall"][m], "intervals": intervals}
+                if not enough:
+                    overall[m]["note"] = "no interval: the slice holds fewer than 2 clusters"
             sys_summary[slice_name] = {
                 "n_questions": len(sel),
                 "n_clusters": len(set(y_cl)),
