@@ -62,7 +62,7 @@ import scipy.sparse as sp
 
 from harness.corpus.chunker import MdWordsChunker, decode_source
 from harness.corpus.ingest import scan_corpus
-from harness.coverage import design_diagnostics
+from harness.coverage import CoverageResult, design_diagnostics, run_coverage
 from harness.errors import HarnessInputError
 from harness.io import atomic_directory, atomic_write_json, read_jsonl
 
@@ -70,6 +70,8 @@ __all__ = [
     "PUBLISHED",
     "SYSTEMS",
     "ChunkedCorpus",
+    "HammingScorer",
+    "SparseScorer",
     "KnownItemOutcomes",
     "KnownItemResult",
     "SensitivityResult",
@@ -1174,7 +1176,7 @@ class StudyResult:
     """
 
     known_item: KnownItemResult
-    coverage: object
+    coverage: CoverageResult
 
     def __rich__(self):
         from rich.console import Group
@@ -1211,8 +1213,6 @@ def run_study(
     Returns:
         A :class:`StudyResult`.
     """
-    from harness.coverage import run_coverage
-
     ki = run_known_item(
         corpus_dir,
         out_dir,
