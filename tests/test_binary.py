@@ -11,10 +11,15 @@ from hypothesis import strategies as st
 
 from harness.errors import HarnessInputError
 from harness.retrieve.binary import (
+    BINARISATION,
+    CENTERED_BINARISATION,
+    binarisation_rule,
+    centered_bits,
     check_dim,
     convert_packed,
     hamming_distances,
     id_rank,
+    pack_centered,
     pack_signs,
     sign_bits,
     top_k_exact,
@@ -142,3 +147,74 @@ def test_top_k_exact_matches_sorted_reference(dists, k, data):
 def test_id_rank_is_python_string_order():
     ids = ["d#10", "d#2", "d#1", "c#9"]
     assert id_rank(ids).tolist() == [2, 3, 1, 0]
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# mean-centred binarisation
+# ------------------------------------------------------------------------------------------------------------------
+
+# Three 8-d documents; mean by hand: (1+3+5)/3 = 3, (0+0+3)/3 = 1, (-3-6-9)/3 = -6, 1, 0.5, 0, -2, 10.
+CENTER_DOCS = np.array(
+    [
+        [1, 0, -3, 2, 0.5, -1, -2, 10],
+        [3, 0, -6, 1, 0.0, 0.5, -1, 11],
+        [5, 3, -9, 0, 1.0, 0.5, -3, 9],
+    ],
+    dtype=np.float32,
+)
+CENTER_MEAN = np.array([3, 1, -6, 1, 0.5, 0, -2, 10], dtype=np.float32)
+# bit j = x[j] > mean[j] (equal values give 0):
+#   doc0: 0 0 1 1 0 0 0 0 -> 4 + 8 = 12       (sign bits: 1 0 0 1 1 0 0 1 -> 1+8+16+128 = 153)
+#   doc1: 0 0 0 0 0 1 1 1 -> 32 + 64 + 128 = 224
+#   doc2: 1 1 0 0 1 1 0 0 -> 1 + 2 + 16 + 32 = 51
+CENTER_GOLDEN_LSB = [12, 224, 51]
+
+
+def test_centered_golden_bits_by_hand():
+    assert CENTER_DOCS.mean(axis=0).tolist() == CENTER_MEAN.tolist()
+    got = pack_centered(CENTER_DOCS, CENTER_MEAN)
+    assert got.dtype == np.uint8 and got.shape == (3, 1) and got[:, 0].tolist() == CENTER_GOLDEN_LSB
+    assert pack_signs(CENTER_DOCS)[0, 0] == 153  # the sign bits of the same vectors differ
+    assert pack_centered(CENTER_DOCS[1], CENTER_MEAN).tobytes() == bytes([224])  # 1-D
+    # MSB-first packing of the same bits: reverse each byte
+    assert pack_centered(CENTER_DOCS, CENTER_MEAN, bitorder="big")[:, 0].tolist() == [
+        int(f"{b:08b}"[::-1], 2) for b in CENTER_GOLDEN_LSB
+    ]
+    # a zero centre is sign binarisation; a float64 input is compared as float32
+    assert np.array_equal(pack_centered(GOLDEN_X, np.zeros(16, np.float32)), pack_signs(GOLDEN_X))
+    assert np.array_equal(
+        pack_centered(CENTER_DOCS.astype(np.float64), CENTER_MEAN), pack_centered(CENTER_DOCS, CENTER_MEAN)
+    )
+    # Hamming distances of centred bits (query = doc1): by hand 12^224 = 236 (5 bits), 0, 224^51 = 211 (5 bits)
+    q = pack_centered(CENTER_DOCS[1], CENTER_MEAN)
+    assert hamming_distances(q, pack_centered(CENTER_DOCS, CENTER_MEAN)).tolist() == [5, 0, 5]
+
+
+def test_centered_bits_refuse_bad_inputs():
+    with pytest.raises(HarnessInputError, match="NaN"):
+        pack_centered(np.array([np.nan] + [0.0] * 7), np.zeros(8))
+    with pytest.raises(HarnessInputError, match="centring vector"):
+        pack_centered(np.zeros(8), np.zeros(16))
+    with pytest.raises(HarnessInputError, match="centring vector"):
+        pack_centered(np.zeros(8), np.full(8, np.inf))
+    with pytest.raises(HarnessInputError, match="multiple of 8"):
+        pack_centered(np.zeros(12), np.zeros(12))
+    with pytest.raises(HarnessInputError, match="binarize"):
+        binarisation_rule("median")
+    assert binarisation_rule("sign") == BINARISATION == "sign: bit j = 1 iff x[j] > 0"
+    assert binarisation_rule("centered") == CENTERED_BINARISATION
+
+
+F32 = st.floats(width=32, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(x=st.lists(F32, min_size=8, max_size=8), m=st.lists(F32, min_size=8, max_size=8))
+def test_centered_bits_are_signs_of_the_difference(x, m):
+    xa, ma = np.array(x, np.float32), np.array(m, np.float32)
+    with np.errstate(over="ignore"):
+        diff = xa - ma  # float32, round to nearest: zero only for equal values (gradual underflow); may overflow
+    got = centered_bits(xa, ma)
+    assert got.tolist() == (diff > 0).tolist()
+    assert got.tolist() == (xa.astype(np.float64) > ma.astype(np.float64)).tolist()
+    assert np.array_equal(pack_centered(xa, ma), np.packbits(got, bitorder="little"))
