@@ -7,6 +7,7 @@ import json
 import shutil
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,7 +19,9 @@ from harness.corpus.chunker import CHUNKERS, MdWordsChunker
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
-from harness.retrieve.base import collapse_to_documents
+from harness.retrieve.base import QueryResult, collapse_to_documents
+from harness.retrieve.binary import CENTERED_BINARISATION, pack_centered
+from harness.retrieve.two_stage import TwoStage
 from harness.retrieve.vector import (
     EmbeddingCache,
     VectorIndex,
@@ -450,6 +453,301 @@ def test_empty_slice_searches_to_empty_rankings(tmp_path):
         for backend in ("sqlite-vec", "numpy"):
             r = ix.search(["ley"], doc_depth=5, chunk_depth=5, backend=backend)[0]
             assert r.docs == [] and r.chunks == [] and r.flags == {}
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# mean-centred binarisation
+# ------------------------------------------------------------------------------------------------------------------
+
+# Golden case (the vectors of tests/test_binary.py): chunk a#0 "alfa", a#1 "beta", b#0 "gamma".
+GOLDEN_VECS = {
+    "alfa": [1, 0, -3, 2, 0.5, -1, -2, 10],
+    "beta": [3, 0, -6, 1, 0.0, 0.5, -1, 11],
+    "gamma": [5, 3, -9, 0, 1.0, 0.5, -3, 9],
+}
+GOLDEN_QUERY = [4, 0.5, -7, 1, 0.6, -0.1, -1.5, 10]
+GOLDEN_MEAN = [3, 1, -6, 1, 0.5, 0, -2, 10]  # column means by hand
+# centred bits (x > mean), LSB first: alfa j2 j3 = 12, beta j5 j6 j7 = 224, gamma j0 j1 j4 j5 = 51, query j0 j4 j6 = 81
+# sign bits (x > 0): alfa j0 j3 j4 j7 = 153, beta j0 j3 j5 j7 = 169, gamma j0 j1 j4 j5 j7 = 179, query = 155
+# Hamming to the query: centred 5, 4, 3 (gamma first); sign 1, 3, 2 (alfa first)
+GOLDEN_DOCS = [("a", "2020-01-01", ["alfa", "beta"]), ("b", "2019-01-01", ["gamma"])]
+
+
+class TableEmbedder:
+    """Fixed vectors per text (passages) and per query; counts passages embedded."""
+
+    def __init__(self, passages: dict, queries: dict, weights: str = "t" * 64):
+        self.passages = {k: np.asarray(v, np.float32) for k, v in passages.items()}
+        self.queries = {k: np.asarray(v, np.float32) for k, v in queries.items()}
+        self.model_id, self.weights_sha256, self.dim = "table", weights, len(next(iter(passages.values())))
+        self.n_texts = 0
+
+    def embed_passages(self, texts):
+        self.n_texts += len(texts)
+        return np.stack([self.passages[t] for t in texts])
+
+    def embed_queries(self, texts):
+        return np.stack([self.queries[t] for t in texts])
+
+    def config(self) -> dict:
+        return {"model_id": self.model_id, "weights_sha256": self.weights_sha256, "dim": self.dim}
+
+
+def stored_bits(corpus: Corpus, table: str) -> dict[int, list[int]]:
+    rows = corpus.conn.execute(f'SELECT rowid, embedding FROM "{table}" ORDER BY rowid').fetchall()
+    return {r: list(bytes(b)) for r, b in rows}
+
+
+def test_centered_golden_index_and_query(tmp_path):
+    db = make_db(tmp_path, GOLDEN_DOCS)
+    emb = TableEmbedder(GOLDEN_VECS, {"q": GOLDEN_QUERY})
+    with Corpus(db) as c:
+        ctr = VectorIndex.build(c, tmp_path / "work", emb, binarize="centered")
+        assert ctr.center.tolist() == GOLDEN_MEAN and ctr.center.dtype == np.float32
+        assert ctr.table == vector_mod._table_name("table", "t" * 64) + "_ctr"
+        assert stored_bits(c, ctr.table) == {1: [12], 2: [224], 3: [51]}
+        ids, bits = ctr.packed_bits()
+        assert ids == ["a#0", "a#1", "b#0"] and bits[:, 0].tolist() == [12, 224, 51]
+        assert ctr.query_bits(["q"]).tolist() == [[81]]
+        assert ctr.pack_queries(np.asarray([GOLDEN_QUERY], np.float64)).tolist() == [[81]]
+        for backend in ("sqlite-vec", "numpy"):
+            r = ctr.search(["q"], doc_depth=2, chunk_depth=3, backend=backend)[0]
+            assert r.chunks == [("b#0", -3.0), ("a#1", -4.0), ("a#0", -5.0)]
+            assert r.docs == [("b", -3.0), ("a", -4.0)]
+        mean_blob = np.asarray(GOLDEN_MEAN, "<f4").tobytes()
+        row = c.conn.execute("SELECT mean, mean_sha256, n_chunks, n_docs FROM vector_centers").fetchall()
+        assert row == [(mean_blob, hashlib.sha256(mean_blob).hexdigest(), 3, 2)]
+        cfg = ctr.config()
+        assert cfg["binarize"] == "centered" and cfg["binarisation"] == CENTERED_BINARISATION
+        assert cfg["center"]["mean_sha256"] == hashlib.sha256(mean_blob).hexdigest()
+        assert cfg["center"]["n_chunks"] == 3 and json.loads(json.dumps(cfg)) == cfg
+        s = ctr.build_stats
+        assert s["center"] == {
+            "n_chunks": 3,
+            "mean_sha256": hashlib.sha256(mean_blob).hexdigest(),
+            "recentred": False,
+            "n_cleared": 0,
+        }
+        assert s["n_inserted"] == 3 and s["n_embedded"] == 3 and s["n_cache_hits"] == 0
+
+        # the default is sign bits, in the original table, next to the centred one
+        sign = VectorIndex.build(c, tmp_path / "work", emb)
+        assert sign.table == vector_mod._table_name("table", "t" * 64) and sign.center is None
+        assert sign.build_stats["n_embedded"] == 0 and emb.n_texts == 3  # from the cache
+        assert stored_bits(c, sign.table) == {1: [153], 2: [169], 3: [179]}
+        assert sign.query_bits(["q"]).tolist() == [[155]]
+        r = sign.search(["q"], doc_depth=2, chunk_depth=3)[0]
+        assert r.chunks == [("a#0", -1.0), ("b#0", -2.0), ("a#1", -3.0)]
+        assert sign.config()["binarize"] == "sign" and "center" not in sign.config()
+        assert sign.config()["binarisation"] == "sign: bit j = 1 iff x[j] > 0"
+        tables = {t for (t,) in c.conn.execute("SELECT table_name FROM vector_indexes")}
+        assert tables == {sign.table, ctr.table}
+        # both coexist: rebuilding either leaves the other as it is
+        again = VectorIndex.build(c, tmp_path / "work", emb, binarize="centered")
+        assert again.build_stats["n_inserted"] == 0 and not again.build_stats["center"]["recentred"]
+        assert stored_bits(c, sign.table) == {1: [153], 2: [169], 3: [179]}
+        assert ctr.search(["q"], doc_depth=1, chunk_depth=1)[0].chunks == [("b#0", -3.0)]  # still valid
+        with pytest.raises(HarnessInputError, match="binarize"):
+            VectorIndex.build(c, tmp_path / "work", emb, binarize="median")
+
+
+class SkewedEmbedder(FakeEmbedder):
+    """FakeEmbedder vectors plus a large per-dimension offset: almost every sign bit is constant."""
+
+    def vec(self, text: str, kind: str = "p") -> np.ndarray:
+        offset = np.where(np.arange(self.dim) % 2 == 0, 4.0, -4.0).astype(np.float32)
+        return super().vec(text, kind) + offset
+
+
+def centred_reference(corpus: Corpus, emb, query: str, doc_ids: set[str]):
+    """Independent centred rankings: mean of the slice's chunk vectors, bits x > mean on both sides, sorted."""
+    rows = [r for r in corpus.conn.execute("SELECT chunk_id, doc_id, text FROM chunks") if r[1] in doc_ids]
+    vecs = np.stack([emb.vec(t) for _, _, t in rows]).astype(np.float64)
+    mean = vecs.mean(axis=0).astype(np.float32)
+    qb = (emb.vec(query, "q") > mean).astype(int)
+    scored = sorted((int(((emb.vec(t) > mean).astype(int) != qb).sum()), cid, did) for cid, did, t in rows)
+    best: dict[str, int] = {}
+    for d, _, did in scored:
+        best.setdefault(did, d)
+    return mean, scored, sorted(best.items(), key=lambda kv: (kv[1], kv[0]))
+
+
+def test_centered_queries_and_documents_share_the_centring(tmp_path):
+    db = make_db(tmp_path, random_docs(21))
+    emb = SkewedEmbedder(dim=16)
+    with Corpus(db) as c:
+        sign = VectorIndex.build(c, tmp_path / "work", emb)
+        ctr = VectorIndex.build(c, tmp_path / "work", emb, binarize="centered")
+        docs = set(ctr.slice.doc_ids)
+        _, sign_bits = sign.packed_bits()
+        _, ctr_bits = ctr.packed_bits()
+        assert len(np.unique(sign_bits, axis=0)) <= 4  # the offset makes sign bits almost constant
+        assert len(np.unique(ctr_bits, axis=0)) > 20
+        queries = ["ley", "renta decreto", "salud norma aviso", "impuesto"]
+        for backend in ("sqlite-vec", "numpy"):
+            res = ctr.search(queries, doc_depth=5, chunk_depth=12, backend=backend)
+            for q, r in zip(queries, res, strict=True):
+                mean, ref_chunks, ref_docs = centred_reference(c, emb, q, docs)
+                assert r.chunks == [(cid, float(-d)) for d, cid, _ in ref_chunks[:12]]
+                assert r.docs == [(did, float(-d)) for did, d in ref_docs[:5]]
+        np.testing.assert_array_equal(ctr.center, mean)
+        # search = search_packed of query_bits; packed_bits and query bits give the same distances
+        qb = ctr.query_bits(queries)
+        assert [(r.docs, r.chunks) for r in ctr.search_packed(qb, doc_depth=5, chunk_depth=12)] == [
+            (r.docs, r.chunks) for r in ctr.search(queries, doc_depth=5, chunk_depth=12)
+        ]
+        np.testing.assert_array_equal(qb, pack_centered(emb.embed_queries(queries), mean))
+
+
+class NoTermsBM25:
+    """A BM25 stand-in for TwoStage that matches no query term (the vector list alone decides)."""
+
+    def __init__(self, corpus: Corpus):
+        ids = [r[0] for r in corpus.conn.execute("SELECT chunk_id FROM chunks ORDER BY rowid")]
+        self.chunk_index = SimpleNamespace(ids=ids, query_terms=lambda text: [], scores=lambda t: np.zeros(len(ids)))
+
+
+def test_two_stage_uses_the_index_binarisation(tmp_path):
+    db = make_db(tmp_path, GOLDEN_DOCS)
+    emb = TableEmbedder(GOLDEN_VECS, {"q": GOLDEN_QUERY})
+    with Corpus(db) as c:
+        first = [QueryResult(docs=[("a", 1.0), ("b", 0.5)], chunks=[])]
+        expected = {
+            "centered": ([("a#0", -5.0), ("a#1", -4.0), ("b#0", -3.0)], ["b#0", "a#1", "a#0"]),
+            "sign": ([("a#0", -1.0), ("a#1", -3.0), ("b#0", -2.0)], ["a#0", "b#0", "a#1"]),
+        }
+        for mode, (vec_list, order) in expected.items():
+            ix = VectorIndex.build(c, tmp_path / "work", emb, binarize=mode)
+            ts = TwoStage(NoTermsBM25(c), ix, c)
+            _, got, n_cand, n_novec = ts.candidate_lists("q", ["a", "b"])
+            assert got == vec_list and (n_cand, n_novec) == (3, 0)
+            r = ts.search(["q"], first, doc_depth=2, chunk_depth=3)[0]
+            assert [cid for cid, _ in r.chunks] == order and r.docs == first[0].docs
+            assert ts.config()["vector_binarize"] == mode
+            # the two-stage distances equal the index's own search
+            own = ix.search(["q"], doc_depth=2, chunk_depth=3)[0].chunks
+            assert sorted(vec_list, key=lambda kv: (-kv[1], kv[0])) == own
+
+
+def _all_centred_state(corpus: Corpus, ix: VectorIndex):
+    ids, bits = ix.packed_bits()
+    return ix.center.tobytes(), ids, bits.tolist(), stored_bits(corpus, ix.table)
+
+
+def test_centered_extension_recentres_and_equals_a_clean_build(tmp_path):
+    docs = _docs_with_duplicates(8)
+    db = make_db(tmp_path, docs)
+    work = tmp_path / "work"
+    with Corpus(db) as c:
+        e = SkewedEmbedder(dim=16)
+        n_unique = _unique_texts(c)
+        half = VectorIndex.build(c, work, e, index_fraction=0.5, binarize="centered", batch_chunks=3)
+        n_half = half.coverage()["n_indexed_chunks"]
+        mean_half = centred_reference(c, e, "x", set(half.slice.doc_ids))[0]
+        np.testing.assert_array_equal(half.center, mean_half)
+        assert n_rows(c, half.table) == (n_half, n_half)
+        # extension: the mean changes, the whole table is re-binarised from the cache (only new texts embedded)
+        full = VectorIndex.build(c, work, e, binarize="centered", batch_chunks=3)
+        s = full.build_stats
+        assert s["center"]["recentred"] and s["center"]["n_cleared"] == n_half
+        assert s["n_already_indexed"] == 0 and s["n_inserted"] == c.manifest.n_chunks
+        assert e.n_texts == n_unique and s["n_embedded"] + half.build_stats["n_embedded"] == n_unique
+        with pytest.raises(HarnessInputError, match="re-centred"):
+            half.search(["ley"], doc_depth=1, chunk_depth=1)
+        with pytest.raises(HarnessInputError, match="re-centred"):
+            half.packed_bits()
+        got_full = _all_centred_state(c, full)
+        # the same slice again: same mean, nothing re-binarised or inserted
+        same = VectorIndex.build(c, work, e, binarize="centered", batch_chunks=1000)
+        assert not same.build_stats["center"]["recentred"] and same.build_stats["n_inserted"] == 0
+        assert _all_centred_state(c, same) == got_full
+        # restriction re-centres too (the mean is the searched slice's), and back again
+        until = VectorIndex.build(c, work, e, until=docs[2][1], binarize="centered")
+        assert until.build_stats["center"]["recentred"]
+        assert n_rows(c, until.table)[0] == until.coverage()["n_indexed_chunks"]
+        mean_until = centred_reference(c, e, "x", set(until.slice.doc_ids))[0]
+        np.testing.assert_array_equal(until.center, mean_until)
+        back = VectorIndex.build(c, work, e, binarize="centered")
+        assert back.build_stats["center"]["recentred"] and back.build_stats["n_embedded"] == 0
+        assert _all_centred_state(c, back) == got_full
+    # a clean build of the whole corpus (fresh database and cache, other batch size) is bit for bit the same
+    clean_db = make_db(tmp_path / "clean", docs)
+    with Corpus(clean_db) as c:
+        clean = VectorIndex.build(c, tmp_path / "clean" / "work", SkewedEmbedder(dim=16), binarize="centered")
+        assert _all_centred_state(c, clean) == got_full
+
+
+def test_centered_resume_after_kills_equals_a_clean_build(tmp_path, monkeypatch):
+    docs = _docs_with_duplicates(9)
+    clean_db = make_db(tmp_path / "clean", docs)
+    with Corpus(clean_db) as c:
+        ref = _all_centred_state(
+            c, VectorIndex.build(c, tmp_path / "clean" / "work", SkewedEmbedder(16), binarize="centered")
+        )
+    # killed while embedding (before the mean exists): the cache keeps the committed batches
+    db = make_db(tmp_path, docs)
+    work = tmp_path / "work"
+    first = SkewedEmbedder(dim=16)
+    first.fail_on_call = 3
+    with Corpus(db) as c:
+        n_unique = _unique_texts(c)
+        with pytest.raises(RuntimeError, match="simulated kill"):
+            VectorIndex.build(c, work, first, binarize="centered", batch_chunks=4)
+        table = c.conn.execute("SELECT table_name FROM vector_indexes").fetchone()[0]
+        assert n_rows(c, table) == (0, 0)  # nothing is binarised before the slice mean is known
+    # killed while inserting (after the mean was recorded): resumes with the same mean
+    real_insert = vector_mod._insert_rows
+    calls = {"n": 0}
+
+    def dying_insert(conn, table, rows):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        real_insert(conn, table, rows)
+
+    monkeypatch.setattr(vector_mod, "_insert_rows", dying_insert)
+    second = SkewedEmbedder(dim=16)
+    with Corpus(db) as c:
+        with pytest.raises(KeyboardInterrupt):
+            VectorIndex.build(c, work, second, binarize="centered", batch_chunks=4)
+        assert n_rows(c, table) == (4, 4)
+    monkeypatch.setattr(vector_mod, "_insert_rows", real_insert)
+    third = SkewedEmbedder(dim=16)
+    with Corpus(db) as c:
+        ix = VectorIndex.build(c, work, third, binarize="centered", batch_chunks=4)
+        s = ix.build_stats
+        assert not s["center"]["recentred"] and s["n_already_indexed"] == 4
+        assert s["n_inserted"] == c.manifest.n_chunks - 4 and s["n_embedded"] == 0
+        assert first.n_texts + second.n_texts + third.n_texts == n_unique  # nothing embedded twice
+        assert _all_centred_state(c, ix) == ref
+
+
+def test_stale_weights_drop_both_binarisations(tmp_path):
+    db = make_db(tmp_path, random_docs(3, n_docs=5))
+    work = tmp_path / "work"
+    with Corpus(db) as c:
+        old = FakeEmbedder(dim=16, seed=0, model_id="m", weights="a" * 64)
+        s_old = VectorIndex.build(c, work, old)
+        c_old = VectorIndex.build(c, work, old, binarize="centered")
+        new = FakeEmbedder(dim=16, seed=1, model_id="m", weights="b" * 64)
+        c_new = VectorIndex.build(c, work, new, binarize="centered")
+        assert c_new.build_stats["dropped_stale_tables"] == sorted([s_old.table, c_old.table])
+        assert [r[0] for r in c.conn.execute("SELECT table_name FROM vector_centers")] == [c_new.table]
+        assert [r[0] for r in c.conn.execute("SELECT table_name FROM vector_indexes")] == [c_new.table]
+
+
+def test_open_vector_system_reads_binarize(tmp_path, monkeypatch):
+    import harness.retrieve.embed as embed_mod
+
+    db = make_db(tmp_path, GOLDEN_DOCS)
+    emb = TableEmbedder(GOLDEN_VECS, {"q": GOLDEN_QUERY})
+    monkeypatch.setattr(embed_mod, "load_embedder", lambda *a, **k: emb)
+    with Corpus(db) as c:
+        for extra, mode in (({}, "sign"), ({"binarize": None}, "sign"), ({"binarize": "centered"}, "centered")):
+            ix = vector_mod.open_vector_system(c, tmp_path / "work", options=SimpleNamespace(extra=extra))
+            assert ix.binarize == mode and ix.config()["binarize"] == mode
+        with pytest.raises(HarnessInputError, match="binarize"):
+            vector_mod.open_vector_system(c, tmp_path / "work", options=SimpleNamespace(extra={"binarize": "x"}))
 
 
 # ------------------------------------------------------------------------------------------------------------------

@@ -8,8 +8,9 @@ Stage 2 ranks the chunks *inside* the first stage's top ``top_docs`` documents (
    are kept (as in the ``bm25`` system: a chunk sharing no term with the query is not retrieved). The collection
    statistics (idf, average length) stay those of the whole chunk index.
 2. **Vector within candidates**: ``-hamming(query bits, chunk bits)`` for every candidate chunk the vector index
-   holds (sign bits packed LSB first, :mod:`harness.retrieve.binary`), by an exact numpy popcount scan over the
-   candidates' rows. Candidate chunks outside a partial vector index are absent from this list.
+   holds (packed LSB first, :mod:`harness.retrieve.binary`), by an exact numpy popcount scan over the candidates'
+   rows. The query is binarised the way the index binarised its chunks (sign bits, or centred on the index's mean:
+   the index's ``pack_queries``). Candidate chunks outside a partial vector index are absent from this list.
 3. **Fusion**: by default RRF of the two lists (:func:`harness.retrieve.fusion.rrf`, ``k`` = 60; Cormack, Clarke
    & Büttcher 2009); any fusion name of :class:`harness.retrieve.fusion.FusionSpec` may be given instead
    (``rrf:k=30``, ``w0.75`` = weighted min-max over the candidate lists, ``w1`` = BM25 alone). Over the whole
@@ -40,7 +41,9 @@ What the system needs (duck-typed, so tests can pass small fakes):
 * ``bm25``: an object with ``chunk_index`` (:class:`~harness.retrieve.bm25.BM25Index`: ``ids``,
   ``query_terms(text)``, ``scores(terms)``), e.g. :class:`~harness.retrieve.bm25.BM25System`;
 * ``vector``: ``None`` (BM25 only) or an object with ``packed_bits() -> (chunk_ids, uint8 (n, D/8))`` and
-  ``embedder.embed_queries(texts) -> float (m, D)``, e.g. :class:`~harness.retrieve.vector.VectorIndex`;
+  ``embedder.embed_queries(texts) -> float (m, D)``, e.g. :class:`~harness.retrieve.vector.VectorIndex`; its
+  ``pack_queries(float (m, D)) -> uint8 (m, D/8)`` binarises the queries when it has one (else sign bits,
+  :func:`~harness.retrieve.binary.pack_signs`);
 * ``corpus``: a :class:`~harness.corpus.store.Corpus` (chunk -> document map; chunk texts for the reranker).
 """
 
@@ -175,8 +178,8 @@ class TwoStage:
 
     Args:
         bm25: the BM25 system (needs ``chunk_index``).
-        vector: the vector system (needs ``packed_bits()`` and ``embedder.embed_queries``), or ``None`` for a
-            BM25-only second stage.
+        vector: the vector system (needs ``packed_bits()`` and ``embedder.embed_queries``; ``pack_queries`` is used
+            when present), or ``None`` for a BM25-only second stage.
         corpus: the open corpus the indexes were built from.
         top_docs: candidate documents taken from the first stage's document ranking (>= 1; default 20).
         fusion: the chunk fusion, a fusion system name of :class:`~harness.retrieve.fusion.FusionSpec`: ``"rrf"``
@@ -258,7 +261,8 @@ class TwoStage:
             return out
         live = [i for i, q in enumerate(queries) if isinstance(q, str) and q.strip()]
         if live:
-            packed = pack_signs(np.asarray(self.vector.embedder.embed_queries([queries[i] for i in live])))
+            pack = getattr(self.vector, "pack_queries", pack_signs)  # the index's own binarisation (sign or centred)
+            packed = pack(np.asarray(self.vector.embedder.embed_queries([queries[i] for i in live])))
             if packed.ndim != 2 or packed.shape[0] != len(live):
                 raise HarnessInputError(f"vector system: query embeddings of shape {packed.shape} for {len(live)}")
             if self._vec_bits is not None and packed.shape[1] != self._vec_bits.shape[1]:
@@ -425,6 +429,7 @@ class TwoStage:
                 if self.vector is None
                 else "-hamming(query bits, chunk bits), candidates held by the vector index, exact numpy scan",
             },
+            "vector_binarize": None if self.vector is None else getattr(self.vector, "binarize", "sign"),
             "fusion": {**self.fusion.config(), "lists": ["bm25", "vector"], "input_depth": None},
             "formula": self.fusion.formula.replace("cut at depth", "not cut (whole candidate lists)")
             + "; d = a candidate chunk",

@@ -10,6 +10,12 @@ Storage
   hash, bit order and a hash of the chronological document order. An index whose record does not match the
   embedder and corpus is never used: tables of the same model id with other weights are dropped ("stale"), a table
   whose record disagrees otherwise is rebuilt.
+* **Binarisation** (``binarize``): ``"sign"`` (default, the table above) or ``"centered"``
+  (:func:`harness.retrieve.binary.pack_centered`: bit = value > m, ``m`` the float32 mean of the indexed chunks'
+  float embeddings). Each has its own table (the centred one is ``vec_<model>_<hash16>_ctr``), so both coexist
+  and neither rebuild touches the other. The centring vector lives in ``vector_centers`` (one row per centred
+  table: ``mean`` float32 little-endian bytes, its sha256, and the slice it was computed over) and is applied
+  identically to the stored chunk bits and to every query (:meth:`VectorIndex.pack_queries`).
 * **Embedding cache** (``<workdir>/embeddings/cache.sqlite``, its own SQLite file in WAL mode, about 1.4 KB per
   256-d vector): float32 passage embeddings keyed by (model id, weights sha256, chunker id) and the chunk text's
   sha256, so re-runs, extensions and other corpora embed only texts never seen with that model and chunker.
@@ -17,6 +23,19 @@ Storage
   transaction. A build that stops at any point loses at most the batch in flight and resumes where it stopped:
   chunks already in the index are skipped, vectors already in the cache are not recomputed, nothing is inserted
   twice.
+
+Centring rule (``binarize="centered"``)
+---------------------------------------
+The mean is always that of **the build's slice** (the chunks the index serves, duplicates counted per chunk),
+never of a history: a build first makes sure every slice chunk's float vector is in the embedding cache (embedding
+only the missing texts, in committed batches), then computes the mean from the cache (float64 sums over fixed
+blocks of 4,096 chunks in rowid order, then cast to float32: independent of ``batch_chunks``). If it differs
+(bytewise) from the recorded mean, the table is emptied and the new mean recorded in one transaction, and every
+slice chunk is re-binarised from the cached floats (no re-embedding); otherwise only the missing rows are inserted.
+So extending a partial index (or restricting it with ``until``) re-centres the whole table, resuming a killed build
+continues with the same mean, and the table always equals a clean build of the same slice bit for bit. An empty
+slice has mean 0 (= sign bits). A :class:`VectorIndex` remembers its mean and refuses to search once another build
+has re-centred its table (build it again).
 
 Partial indexes
 ---------------
@@ -63,11 +82,12 @@ from harness.errors import HarnessInputError
 from harness.io import canonical_json
 from harness.retrieve.base import QueryResult
 from harness.retrieve.binary import (
-    BINARISATION,
     BIT_ORDER,
+    binarisation_rule,
     check_dim,
     hamming_distances,
     id_rank,
+    pack_centered,
     pack_signs,
     top_k_exact,
 )
@@ -90,6 +110,9 @@ CREATE TABLE IF NOT EXISTS vector_indexes(
   table_name TEXT PRIMARY KEY, model_id TEXT NOT NULL, weights_sha256 TEXT NOT NULL, dim INTEGER NOT NULL,
   chunker_id TEXT NOT NULL, corpus_hash TEXT NOT NULL, bit_order TEXT NOT NULL, binarisation TEXT NOT NULL,
   doc_order_sha256 TEXT NOT NULL, created_at TEXT NOT NULL, meta_json TEXT NOT NULL DEFAULT '{}');
+CREATE TABLE IF NOT EXISTS vector_centers(
+  table_name TEXT PRIMARY KEY, dim INTEGER NOT NULL, mean BLOB NOT NULL, mean_sha256 TEXT NOT NULL,
+  n_chunks INTEGER NOT NULL, n_docs INTEGER NOT NULL, updated_at TEXT NOT NULL);
 """
 
 CACHE_SQL = """
@@ -104,6 +127,7 @@ CREATE TABLE IF NOT EXISTS embeddings(
 CACHE_SCHEMA_VERSION = 1  # PRAGMA user_version of the cache file
 
 _IN_CHUNK = 500
+_MEAN_BLOCK = 4096  # chunks per float64 partial sum of the centring mean (fixed: the mean must not depend on batches)
 
 
 def _now() -> str:
@@ -332,9 +356,9 @@ def select_slice(corpus: Corpus, *, index_fraction: float | None = None, until: 
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _table_name(model_id: str, weights_sha256: str) -> str:
+def _table_name(model_id: str, weights_sha256: str, binarize: str = "sign") -> str:
     slug = re.sub(r"[^a-z0-9]+", "_", model_id.lower()).strip("_")[:40] or "model"
-    return f"vec_{slug}_{weights_sha256[:16]}"
+    return f"vec_{slug}_{weights_sha256[:16]}" + ("" if binarize == "sign" else "_ctr")
 
 
 def _doc_order_sha(order: Sequence[str]) -> str:
@@ -366,14 +390,33 @@ class VectorIndex:
     """Binary vectors of a corpus (slice) in sqlite-vec; implements the ``Retriever`` protocol as ``"vector"``.
 
     Build with :meth:`build`. Attributes: ``corpus``, ``embedder``, ``table`` (vec0 table name), ``slice``
-    (:class:`CorpusSlice`), ``backend`` (``"sqlite-vec"`` or ``"numpy"``), ``build_stats`` (dict).
+    (:class:`CorpusSlice`), ``backend`` (``"sqlite-vec"`` or ``"numpy"``), ``build_stats`` (dict), ``binarize``
+    (``"sign"`` or ``"centered"``), ``center`` (the float32 ``(dim,)`` centring vector, ``None`` for sign bits).
     """
 
     name = "vector"
 
-    def __init__(self, corpus: Corpus, embedder, table: str, corpus_slice: CorpusSlice, *, backend: str, stats: dict):
+    def __init__(
+        self,
+        corpus: Corpus,
+        embedder,
+        table: str,
+        corpus_slice: CorpusSlice,
+        *,
+        backend: str,
+        stats: dict,
+        binarize: str = "sign",
+        center: np.ndarray | None = None,
+    ):
         if backend not in ("sqlite-vec", "numpy"):
             raise HarnessInputError(f"backend: {backend!r} is not one of 'sqlite-vec', 'numpy'")
+        binarisation_rule(binarize)
+        if (binarize == "centered") != (center is not None):
+            raise HarnessInputError(f"{table}: binarize={binarize!r} needs a centring vector exactly when centred")
+        self.binarize = binarize
+        self.center = None if center is None else np.array(center, dtype=np.float32).reshape(-1)
+        if self.center is not None:
+            self.center.setflags(write=False)
         self.corpus = corpus
         self.embedder = embedder
         self.table = table
@@ -414,6 +457,7 @@ class VectorIndex:
         progress: bool = False,
         batch_chunks: int = 2048,
         backend: str = "sqlite-vec",
+        binarize: str = "sign",
     ) -> VectorIndex:
         """Build, extend or reuse the vector index of ``corpus`` (or a chronological slice of it).
 
@@ -426,26 +470,33 @@ class VectorIndex:
             progress: show a rich progress bar.
             batch_chunks: chunks per committed batch.
             backend: default search backend, ``"sqlite-vec"`` or ``"numpy"``.
+            binarize: ``"sign"`` (default: bit = value > 0) or ``"centered"`` (bit = value > the slice's mean;
+                its own table; see "Centring rule" in the module docstring).
 
         Returns:
             The index; ``build_stats`` has ``n_slice_chunks``, ``n_already_indexed``, ``n_inserted``,
             ``n_cache_hits``, ``n_embedded`` (texts sent to the model), ``seconds``, ``embed_seconds``,
-            ``texts_per_second``, ``dropped_stale_tables``, ``rebuilt``, ``stale_cache_keys``.
+            ``texts_per_second``, ``dropped_stale_tables``, ``rebuilt``, ``stale_cache_keys``; centred builds also
+            ``center`` (``{"n_chunks", "mean_sha256", "recentred", "n_cleared"}``: whether the recorded mean
+            changed and how many rows were re-binarised for it). In a centred build ``n_cache_hits`` counts every
+            slice chunk read from the cache (the mean needs them all), not only the inserted ones.
 
         Raises:
-            HarnessInputError: a read-only corpus, a bad slice, a dimension that is not a multiple of 8.
+            HarnessInputError: a read-only corpus, a bad slice, a dimension that is not a multiple of 8, an unknown
+                ``binarize``.
         """
         t0 = time.perf_counter()
         if batch_chunks <= 0:
             raise HarnessInputError(f"batch_chunks must be positive, got {batch_chunks}")
         dim = int(embedder.dim)
         check_dim(dim)
+        rule = binarisation_rule(binarize)
         conn = corpus.conn
         if conn.readonly("main"):
             raise HarnessInputError(f"{corpus.path}: opened read-only; cannot build the vector index")
         sl = select_slice(corpus, index_fraction=index_fraction, until=until)
         m = corpus.manifest
-        table = _table_name(embedder.model_id, embedder.weights_sha256)
+        table = _table_name(embedder.model_id, embedder.weights_sha256, binarize)
         order_sha = _doc_order_sha(sl.doc_order)
         want = {
             "model_id": embedder.model_id,
@@ -454,17 +505,18 @@ class VectorIndex:
             "chunker_id": m.chunker_id,
             "corpus_hash": m.corpus_hash,
             "bit_order": BIT_ORDER,
-            "binarisation": BINARISATION,
+            "binarisation": rule,
             "doc_order_sha256": order_sha,
         }
         stats: dict = {"dropped_stale_tables": [], "rebuilt": None}
         with _immediate(conn):
             conn.execute(META_SQL)
             for (other,) in conn.execute(
-                "SELECT table_name FROM vector_indexes WHERE model_id=? AND table_name<>?", (embedder.model_id, table)
+                "SELECT table_name FROM vector_indexes WHERE model_id=? AND weights_sha256<>? AND table_name<>? "
+                "ORDER BY table_name",
+                (embedder.model_id, embedder.weights_sha256, table),
             ).fetchall():
-                conn.execute(f'DROP TABLE IF EXISTS "{other}"')
-                conn.execute("DELETE FROM vector_indexes WHERE table_name=?", (other,))
+                _drop_index(conn, other)
                 stats["dropped_stale_tables"].append(other)
             row = conn.execute(
                 "SELECT model_id, weights_sha256, dim, chunker_id, corpus_hash, bit_order, binarisation, "
@@ -477,12 +529,11 @@ class VectorIndex:
                 diff = sorted(k for k in want if str(have[k]) != str(want[k]))
                 if diff or not exists:
                     stats["rebuilt"] = diff or ["table missing"]
-                    conn.execute(f'DROP TABLE IF EXISTS "{table}"')
-                    conn.execute("DELETE FROM vector_indexes WHERE table_name=?", (table,))
+                    _drop_index(conn, table)
                     row, exists = None, False
             elif exists:  # a table without a record: unknown provenance
                 stats["rebuilt"] = ["no record"]
-                conn.execute(f'DROP TABLE IF EXISTS "{table}"')
+                _drop_index(conn, table)
                 exists = False
             if row is None:
                 conn.execute(f'CREATE VIRTUAL TABLE "{table}" USING vec0(embedding bit[{dim}], doc_pos integer)')
@@ -496,37 +547,43 @@ class VectorIndex:
                     ),
                 )
 
-        have_rows = {r[0] for r in conn.execute(f'SELECT rowid FROM "{table}"').fetchall()}
-        pos = {d: i for i, d in enumerate(sl.doc_order)}
-        in_slice = set(sl.doc_ids)
-        chunks = conn.execute("SELECT rowid, doc_id, text_sha256 FROM chunks ORDER BY rowid").fetchall()
-        pending = [(pos[d], rid, h) for rid, d, h in chunks if d in in_slice and rid not in have_rows]
-        pending.sort()
-        stats.update(
-            n_slice_chunks=sl.n_chunks,
-            n_already_indexed=sl.n_chunks - len(pending),
-            n_inserted=0,
-            n_cache_hits=0,
-            n_embedded=0,
-            embed_seconds=0.0,
-        )
+        center = None
+        if binarize == "centered":
+            center = _build_centered(
+                conn, workdir, embedder, table, m.chunker_id, sl, dim, batch_chunks, progress, stats
+            )
+        else:
+            have_rows = {r[0] for r in conn.execute(f'SELECT rowid FROM "{table}"').fetchall()}
+            pos = {d: i for i, d in enumerate(sl.doc_order)}
+            in_slice = set(sl.doc_ids)
+            chunks = conn.execute("SELECT rowid, doc_id, text_sha256 FROM chunks ORDER BY rowid").fetchall()
+            pending = [(pos[d], rid, h) for rid, d, h in chunks if d in in_slice and rid not in have_rows]
+            pending.sort()
+            stats.update(
+                n_slice_chunks=sl.n_chunks,
+                n_already_indexed=sl.n_chunks - len(pending),
+                n_inserted=0,
+                n_cache_hits=0,
+                n_embedded=0,
+                embed_seconds=0.0,
+            )
 
-        cache = EmbeddingCache.for_workdir(workdir)
-        try:
-            key = cache.key_id(embedder.model_id, embedder.weights_sha256, m.chunker_id, dim)
-            stats["stale_cache_keys"] = cache.stale_keys(embedder.model_id, embedder.weights_sha256)
-            with _progress(progress, len(pending), f"embed {embedder.model_id}") as bar:
-                for start in range(0, len(pending), batch_chunks):
-                    batch = pending[start : start + batch_chunks]
-                    n_hits, n_new, secs = _index_batch(conn, cache, key, embedder, table, batch, dim)
-                    stats["n_cache_hits"] += n_hits
-                    stats["n_embedded"] += n_new
-                    stats["embed_seconds"] += secs
-                    stats["n_inserted"] += len(batch)
-                    if bar is not None:
-                        bar[0].advance(bar[1], len(batch))
-        finally:
-            cache.close()
+            cache = EmbeddingCache.for_workdir(workdir)
+            try:
+                key = cache.key_id(embedder.model_id, embedder.weights_sha256, m.chunker_id, dim)
+                stats["stale_cache_keys"] = cache.stale_keys(embedder.model_id, embedder.weights_sha256)
+                with _progress(progress, len(pending), f"embed {embedder.model_id}") as bar:
+                    for start in range(0, len(pending), batch_chunks):
+                        batch = pending[start : start + batch_chunks]
+                        n_hits, n_new, secs = _index_batch(conn, cache, key, embedder, table, batch, dim)
+                        stats["n_cache_hits"] += n_hits
+                        stats["n_embedded"] += n_new
+                        stats["embed_seconds"] += secs
+                        stats["n_inserted"] += len(batch)
+                        if bar is not None:
+                            bar[0].advance(bar[1], len(batch))
+            finally:
+                cache.close()
         stats["seconds"] = round(time.perf_counter() - t0, 3)
         stats["embed_seconds"] = round(stats["embed_seconds"], 3)
         stats["texts_per_second"] = (
@@ -541,7 +598,7 @@ class VectorIndex:
         )
         if n_have != sl.n_chunks:
             raise HarnessInputError(f"{corpus.path}: {table}: {n_have} vectors for {sl.n_chunks} chunks after build")
-        return cls(corpus, embedder, table, sl, backend=backend, stats=stats)
+        return cls(corpus, embedder, table, sl, backend=backend, stats=stats, binarize=binarize, center=center)
 
     # ---- coverage and config ---------------------------------------------------------------------------------------
 
@@ -587,7 +644,8 @@ class VectorIndex:
             "model_id": self.embedder.model_id,
             "weights_sha256": self.embedder.weights_sha256,
             "dim": self.dim,
-            "binarisation": BINARISATION,
+            "binarize": self.binarize,
+            "binarisation": binarisation_rule(self.binarize),
             "bit_order": BIT_ORDER,
             "distance": "hamming",
             "chunk_score": "-hamming",
@@ -600,7 +658,47 @@ class VectorIndex:
             "sqlite_vec_version": self.corpus.conn.execute("SELECT vec_version()").fetchone()[0],
             "knn_k_max": SQLITE_VEC_K_MAX,
             "coverage": cov,
+            **({} if self.center is None else {"center": self._center_info()}),
         }
+
+    def _center_info(self) -> dict:
+        blob = self.center.astype("<f4").tobytes()
+        return {
+            "n_chunks": self.slice.n_chunks,
+            "mean_sha256": hashlib.sha256(blob).hexdigest(),
+            "rule": "float32 mean of the slice's chunk embeddings (float64 sums), applied to chunks and queries",
+        }
+
+    # ---- binarisation of queries -----------------------------------------------------------------------------------
+
+    def pack_queries(self, embeddings: np.ndarray) -> np.ndarray:
+        """Query embeddings ``float (m, dim)`` (or ``(dim,)``) as packed bits, binarised exactly like the index's
+        chunks (sign bits, or centred on the index's mean): ``uint8 (m, dim/8)``, LSB first.
+
+        Raises:
+            HarnessInputError: NaN/inf values; a width other than ``dim``.
+        """
+        x = np.asarray(embeddings)
+        if x.ndim not in (1, 2) or x.shape[-1] != self.dim:
+            raise HarnessInputError(f"query embeddings of shape {x.shape}; the index has dim {self.dim}")
+        if self.center is None:
+            return pack_signs(x)
+        return pack_centered(x, self.center)
+
+    def query_bits(self, texts: Sequence[str]) -> np.ndarray:
+        """``pack_queries(embedder.embed_queries(texts))``: ``uint8 (len(texts), dim/8)``, for :meth:`search_packed`."""
+        return self.pack_queries(np.asarray(self.embedder.embed_queries(list(texts))))
+
+    def _check_center(self) -> None:
+        """Refuse to search a centred table another build has re-centred since this object was built."""
+        if self.center is None:
+            return
+        row = self.corpus.conn.execute("SELECT mean FROM vector_centers WHERE table_name=?", (self.table,)).fetchone()
+        if row is None or bytes(row[0]) != self.center.astype("<f4").tobytes():
+            raise HarnessInputError(
+                f"{self.corpus.path}: {self.table} was re-centred by another build (another slice) since this index "
+                "was opened; build it again"
+            )
 
     # ---- search ----------------------------------------------------------------------------------------------------
 
@@ -619,7 +717,7 @@ class VectorIndex:
         """
         texts = list(queries)
         live = [i for i, q in enumerate(texts) if isinstance(q, str) and q.strip()]
-        packed = pack_signs(self.embedder.embed_queries([texts[i] for i in live])) if live else None
+        packed = self.query_bits([texts[i] for i in live]) if live else None
         out: list[QueryResult] = [QueryResult(docs=[], chunks=[], flags={"empty_query": True}) for _ in texts]
         if live:
             res = self.search_packed(packed, doc_depth=doc_depth, chunk_depth=chunk_depth, backend=backend)
@@ -630,7 +728,13 @@ class VectorIndex:
     def search_packed(
         self, packed: np.ndarray, *, doc_depth: int, chunk_depth: int, backend: str | None = None
     ) -> list[QueryResult]:
-        """:meth:`search` on query bits already packed (``uint8 (m, dim/8)``, LSB first)."""
+        """:meth:`search` on query bits already packed (``uint8 (m, dim/8)``, LSB first), binarised like the index's
+        chunks (:meth:`pack_queries` / :meth:`query_bits`).
+
+        Raises:
+            HarnessInputError: a bad backend or depth, a width other than ``dim / 8`` bytes, a centred table that
+                another build has re-centred since this index was built.
+        """
         be = backend or self.backend
         if be not in ("sqlite-vec", "numpy"):
             raise HarnessInputError(f"backend: {be!r} is not one of 'sqlite-vec', 'numpy'")
@@ -641,6 +745,7 @@ class VectorIndex:
             q = q[None, :]
         if q.shape[1] != self.nbytes:
             raise HarnessInputError(f"query bits: {q.shape[1]} bytes per vector, index has {self.nbytes}")
+        self._check_center()
         self.search_stats["queries"] += q.shape[0]
         results: list[QueryResult] = []
         if be == "numpy":
@@ -731,7 +836,9 @@ class VectorIndex:
         return self._bits
 
     def packed_bits(self) -> tuple[list[str], np.ndarray]:
-        """``(chunk_ids, bits)``: the slice's chunk ids (rowid order) and their packed bits ``uint8 (n, dim/8)``."""
+        """``(chunk_ids, bits)``: the slice's chunk ids (rowid order) and their packed bits ``uint8 (n, dim/8)``, as
+        stored (sign or centred bits; compare with :meth:`pack_queries` of the query embeddings)."""
+        self._check_center()
         return list(self._chunk_ids), self._load_bits().copy()
 
 
@@ -742,10 +849,18 @@ def _safe_config(embedder) -> dict:
         return {"model_id": embedder.model_id, "weights_sha256": embedder.weights_sha256, "dim": int(embedder.dim)}
 
 
-def _index_batch(conn, cache: EmbeddingCache, key: int, embedder, table: str, batch, dim: int):
-    """Embed (or read from the cache) and insert one batch ``[(doc_pos, rowid, text_sha256)]``.
+def _drop_index(conn, table: str) -> None:
+    """Drop a vector table with its record and centring vector (inside the caller's transaction)."""
+    conn.execute(f'DROP TABLE IF EXISTS "{table}"')
+    conn.execute("DELETE FROM vector_indexes WHERE table_name=?", (table,))
+    conn.execute("DELETE FROM vector_centers WHERE table_name=?", (table,))
 
-    Returns ``(n_cache_hits, n_embedded, embed_seconds)``; the cache is committed before the index.
+
+def _cached_vectors(conn, cache: EmbeddingCache, key: int, embedder, batch, dim: int):
+    """Float vectors of one batch ``[(doc_pos, rowid, text_sha256)]``: from the cache, the missing ones embedded and
+    committed to the cache first.
+
+    Returns ``(vectors {text_sha256: float32 (dim,)}, missing text hashes (embedded now), embed_seconds)``.
     """
     shas = [b[2] for b in batch]
     vecs = cache.get_many(key, shas, dim)
@@ -771,11 +886,101 @@ def _index_batch(conn, cache: EmbeddingCache, key: int, embedder, table: str, ba
         pack_signs(emb)  # refuse NaN/inf before anything is stored
         cache.put_many(key, missing, emb)
         vecs.update({h: emb[i] for i, h in enumerate(missing)})
+    return vecs, missing, secs
+
+
+def _index_batch(conn, cache: EmbeddingCache, key: int, embedder, table: str, batch, dim: int):
+    """Embed (or read from the cache) and insert one batch ``[(doc_pos, rowid, text_sha256)]`` as sign bits.
+
+    Returns ``(n_cache_hits, n_embedded, embed_seconds)``; the cache is committed before the index.
+    """
+    shas = [b[2] for b in batch]
+    vecs, missing, secs = _cached_vectors(conn, cache, key, embedder, batch, dim)
     packed = pack_signs(np.stack([vecs[h] for h in shas]))
     _insert_rows(conn, table, [(rid, packed[i].tobytes(), p) for i, (p, rid, _) in enumerate(batch)])
     missing_set = set(missing)
     hits = sum(1 for s in shas if s not in missing_set)
     return hits, len(missing), secs
+
+
+def _slice_mean(cache: EmbeddingCache, key: int, shas: Sequence[str], dim: int, where: str) -> np.ndarray:
+    """Float32 mean of the cached vectors of ``shas`` (one per chunk, duplicates counted), zeros when empty.
+
+    Float64 partial sums over fixed blocks of :data:`_MEAN_BLOCK` chunks in the given order, added in block order,
+    divided by ``len(shas)`` and rounded once to float32: the same slice always gives the same bytes.
+    """
+    total = np.zeros(dim, dtype=np.float64)
+    for start in range(0, len(shas), _MEAN_BLOCK):
+        part = shas[start : start + _MEAN_BLOCK]
+        got = cache.get_many(key, part, dim)
+        if len(got) != len(set(part)):
+            raise HarnessInputError(f"{where}: {len(set(part)) - len(got)} slice vectors vanished from the cache")
+        total += np.stack([got[h] for h in part]).astype(np.float64).sum(axis=0)
+    if not shas:
+        return np.zeros(dim, dtype=np.float32)
+    return (total / len(shas)).astype(np.float32)
+
+
+def _build_centered(
+    conn, workdir, embedder, table: str, chunker_id: str, sl: CorpusSlice, dim: int, batch_chunks: int, progress, stats
+) -> np.ndarray:
+    """The centred build (module docstring, "Centring rule"): cache every slice vector, take the slice mean,
+    re-centre the table if the recorded mean differs, insert the missing rows. Returns the float32 mean."""
+    pos = {d: i for i, d in enumerate(sl.doc_order)}
+    in_slice = set(sl.doc_ids)
+    chunks = conn.execute("SELECT rowid, doc_id, text_sha256 FROM chunks ORDER BY rowid").fetchall()
+    members = [(pos[d], rid, h) for rid, d, h in chunks if d in in_slice]  # rowid order
+    stats.update(n_slice_chunks=sl.n_chunks, n_inserted=0, n_cache_hits=0, n_embedded=0, embed_seconds=0.0)
+    cache = EmbeddingCache.for_workdir(workdir)
+    try:
+        key = cache.key_id(embedder.model_id, embedder.weights_sha256, chunker_id, dim)
+        stats["stale_cache_keys"] = cache.stale_keys(embedder.model_id, embedder.weights_sha256)
+        # 1. every slice vector in the cache (resumable: each batch is committed to the cache)
+        with _progress(progress, len(members), f"embed {embedder.model_id}") as bar:
+            for start in range(0, len(members), batch_chunks):
+                batch = members[start : start + batch_chunks]
+                _, missing, secs = _cached_vectors(conn, cache, key, embedder, batch, dim)
+                miss = set(missing)
+                stats["n_cache_hits"] += sum(1 for b in batch if b[2] not in miss)
+                stats["n_embedded"] += len(missing)
+                stats["embed_seconds"] += secs
+                if bar is not None:
+                    bar[0].advance(bar[1], len(batch))
+        # 2. the slice mean, from the cache
+        center = _slice_mean(cache, key, [b[2] for b in members], dim, f"{cache.path}")
+        blob = center.astype("<f4").tobytes()
+        # 3. re-centre the table if the recorded mean differs (one transaction with the new record)
+        info = {"n_chunks": len(members), "mean_sha256": hashlib.sha256(blob).hexdigest(), "recentred": False}
+        with _immediate(conn):
+            row = conn.execute("SELECT mean FROM vector_centers WHERE table_name=?", (table,)).fetchone()
+            n_rows = int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
+            info["n_cleared"] = 0
+            if row is None or bytes(row[0]) != blob:
+                if n_rows:
+                    conn.execute(f'DROP TABLE "{table}"')
+                    conn.execute(f'CREATE VIRTUAL TABLE "{table}" USING vec0(embedding bit[{dim}], doc_pos integer)')
+                    info["recentred"], info["n_cleared"] = True, n_rows
+            conn.execute(
+                "INSERT OR REPLACE INTO vector_centers VALUES (?,?,?,?,?,?,?)",
+                (table, dim, blob, info["mean_sha256"], len(members), sl.n_docs, _now()),
+            )
+        stats["center"] = info
+        # 4. the missing rows, re-binarised from the cached floats
+        have_rows = {r[0] for r in conn.execute(f'SELECT rowid FROM "{table}"').fetchall()}
+        pending = sorted(b for b in members if b[1] not in have_rows)
+        stats["n_already_indexed"] = len(members) - len(pending)
+        for start in range(0, len(pending), batch_chunks):
+            batch = pending[start : start + batch_chunks]
+            shas = [b[2] for b in batch]
+            got = cache.get_many(key, shas, dim)
+            if len(got) != len(set(shas)):
+                raise HarnessInputError(f"{cache.path}: slice vectors vanished from the cache during the build")
+            packed = pack_centered(np.stack([got[h] for h in shas]), center)
+            _insert_rows(conn, table, [(rid, packed[i].tobytes(), p) for i, (p, rid, _) in enumerate(batch)])
+            stats["n_inserted"] += len(batch)
+    finally:
+        cache.close()
+    return center
 
 
 def _insert_rows(conn, table: str, rows: list[tuple[int, bytes, int]]) -> None:
@@ -815,7 +1020,7 @@ def open_vector_system(corpus: Corpus, workdir: str | Path, *, options=None, pro
         corpus: open corpus (read-write).
         workdir: work directory (embedding cache, extracted models).
         options: a :class:`harness.pipeline.RunOptions` (only ``extra`` is read: ``model``, ``index_fraction``,
-            ``until``, ``vector_backend``).
+            ``until``, ``vector_backend``, ``binarize`` (``"sign"`` when absent or ``None``)).
         progress: progress bar while embedding.
     """
     from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
@@ -830,4 +1035,5 @@ def open_vector_system(corpus: Corpus, workdir: str | Path, *, options=None, pro
         until=extra.get("until"),
         progress=progress,
         backend=extra.get("vector_backend") or "sqlite-vec",
+        binarize=extra.get("binarize") or "sign",
     )
