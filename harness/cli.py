@@ -71,6 +71,7 @@ def run(
     index_fraction: float = typer.Option(None, help="Vector index: chronological share of chunks to index."),
     until: str = typer.Option(None, help="Vector index: index documents dated up to this ISO date."),
     vector_backend: str = typer.Option("sqlite-vec", help="Hamming search engine: sqlite-vec or numpy (same results)."),
+    binarize: str = typer.Option("sign", help="Vector bits: sign (value > 0) or centered (value > the slice's mean)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run systems on a gold set over a corpus, print the tables and write a run record."""
@@ -85,7 +86,13 @@ def run(
         clustering=clustering,
         seed=seed,
         bootstrap_reps=bootstrap_reps,
-        extra={"model": model, "index_fraction": index_fraction, "until": until, "vector_backend": vector_backend},
+        extra={
+            "model": model,
+            "index_fraction": index_fraction,
+            "until": until,
+            "vector_backend": vector_backend,
+            "binarize": binarize,
+        },
     )
     log = (lambda m: err_console.print(m, highlight=False)) if not as_json else None
     try:
@@ -171,6 +178,7 @@ def embed(
     batch_chunks: int = typer.Option(2048, help="Chunks per committed batch (an interrupted build resumes)."),
     engine: str = typer.Option("local", help="local, or ray (extra 'ray': Ray Data workers on 127.0.0.1)."),
     workers: int = typer.Option(2, help="Ray workers (engine ray)."),
+    binarize: str = typer.Option("sign", help="sign (value > 0) or centered (value > the slice's mean; own table)."),
 ) -> None:
     """Build or extend the binary vector index (cached, resumable)."""
     from harness.corpus.ingest import ingest as do_ingest
@@ -192,20 +200,34 @@ def embed(
                     until=until,
                     workers=workers,
                 )
+                if binarize != "sign":  # the Ray build fills the cache and the sign table; centre from the cache
+                    emb = load_embedder(model or DEFAULT_MODEL, models_dir=workdir / "models")
+                    ctr = VectorIndex.build(
+                        cp, workdir, emb, index_fraction=index_fraction, until=until, binarize=binarize
+                    )
+                    stats["centered_index"] = ctr.build_stats
                 console.print(stats)
                 return
             if engine != "local":
                 raise HarnessError(f"--engine: {engine!r} is not 'local' or 'ray'")
             emb = load_embedder(model or DEFAULT_MODEL, models_dir=workdir / "models")
             idx = VectorIndex.build(
-                cp, workdir, emb, index_fraction=index_fraction, until=until, progress=True, batch_chunks=batch_chunks
+                cp,
+                workdir,
+                emb,
+                index_fraction=index_fraction,
+                until=until,
+                progress=True,
+                batch_chunks=batch_chunks,
+                binarize=binarize,
             )
             cov = idx.coverage()
             st = idx.build_stats
     except HarnessError as exc:
         _fail(exc)
     console.print(
-        f"{emb.model_id} ({emb.dim} bits): {cov['n_indexed_chunks']}/{cov['n_total_chunks']} chunks indexed "
+        f"{emb.model_id} ({emb.dim} {idx.binarize} bits): {cov['n_indexed_chunks']}/{cov['n_total_chunks']} chunks "
+        "indexed "
         f"({cov['n_indexed_docs']}/{cov['n_total_docs']} documents); embedded {st['n_embedded']}, cache hits "
         f"{st['n_cache_hits']}, inserted {st['n_inserted']} in {st['seconds']:.1f} s"
     )
@@ -403,6 +425,110 @@ def report(
     except HarnessError as exc:
         _fail(exc)
     console.print(f"wrote {path}")
+
+
+def _csv_ints(text: str, name: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise HarnessError(f"{name}: {text!r} is not a comma-separated list of integers") from None
+
+
+@app.command("known-item")
+def known_item(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
+    out: Path = typer.Option(..., "--out", help="Output folder (written atomically)."),
+    chunk_words: str = typer.Option(
+        "100", help="Chunk size in words; a comma list (50,100,400) runs the sensitivity study."
+    ),
+    query_words: int = typer.Option(20, help="Query = the first N words of each chunk."),
+    systems: str = typer.Option("bm25", help="Comma-separated: bm25, tfidf, vector (the first is system A)."),
+    coverage: bool = typer.Option(False, "--coverage", help="Also run the coverage study on the outcomes."),
+    reps: int = typer.Option(5000, help="Coverage: samples per design."),
+    k: str = typer.Option("5,10,20,40,80", "--K", help="Coverage: documents per sample (SRS design)."),
+    workers: int = typer.Option(2, help="Search worker processes."),
+    overwrite: bool = typer.Option(False, help="Replace an existing output folder."),
+) -> None:
+    """Label-free known-item evaluation (chunk-as-query, hit@1 micro/macro, ICC, DEFF) on a corpus."""
+    from rich import print as rprint
+
+    from harness.known_item import run_chunk_size_sensitivity, run_known_item, run_study
+
+    try:
+        sizes = _csv_ints(chunk_words, "--chunk-words")
+        if len(sizes) > 1:
+            res = run_chunk_size_sensitivity(
+                corpus,
+                out,
+                sizes=sizes,
+                query_words=query_words,
+                systems=systems,
+                workers=workers,
+                overwrite=overwrite,
+                progress=True,
+            )
+        elif coverage:
+            res = run_study(
+                corpus,
+                out,
+                chunk_words=sizes[0],
+                query_words=query_words,
+                systems=systems,
+                reps=reps,
+                ks=_csv_ints(k, "--K"),
+                workers=workers,
+                overwrite=overwrite,
+                progress=True,
+            )
+        else:
+            res = run_known_item(
+                corpus,
+                out,
+                chunk_words=sizes[0],
+                query_words=query_words,
+                systems=systems,
+                workers=workers,
+                overwrite=overwrite,
+                progress=True,
+            )
+    except HarnessError as exc:
+        _fail(exc)
+    rprint(res)
+    console.print(f"outputs: {out}")
+
+
+@app.command("coverage")
+def coverage_cmd(
+    population: Path = typer.Option(..., "--population", help="A known-item output folder (per_document.jsonl)."),
+    reps: int = typer.Option(5000, help="Samples per design."),
+    k: str = typer.Option("5,10,20,40,80", "--K", help="Documents per sample (SRS design)."),
+    types: int = typer.Option(6, help="Two-stage design: types sampled (0 skips the design)."),
+    per_type: int = typer.Option(4, help="Two-stage design: documents per type."),
+    b: int = typer.Option(999, "--B", help="Inner bootstrap replicates."),
+    seed: int = typer.Option(0),
+    system: str = typer.Option(None, help="Which system's outcomes (default: the first)."),
+    out: Path = typer.Option(None, "--out", help="Output folder (default: the population folder)."),
+) -> None:
+    """Coverage of interval methods when an evaluator samples documents from this corpus (seeded simulation)."""
+    from rich import print as rprint
+
+    from harness.coverage import run_coverage
+
+    try:
+        res = run_coverage(
+            population,
+            reps=reps,
+            ks=_csv_ints(k, "--K"),
+            types=types,
+            per_type=per_type,
+            b=b,
+            seed=seed,
+            system=system,
+            out_dir=out,
+        )
+    except HarnessError as exc:
+        _fail(exc)
+    rprint(res)
 
 
 def main() -> None:
