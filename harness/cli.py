@@ -450,7 +450,6 @@ def known_item(
     overwrite: bool = typer.Option(False, help="Replace an existing output folder."),
 ) -> None:
     """Label-free known-item evaluation (chunk-as-query, hit@1 micro/macro, ICC, DEFF) on a corpus."""
-    from rich import print as rprint
 
     from harness.known_item import run_chunk_size_sensitivity, run_known_item, run_study
 
@@ -493,7 +492,7 @@ def known_item(
             )
     except HarnessError as exc:
         _fail(exc)
-    rprint(res)
+    console.print(res)
     console.print(f"outputs: {out}")
 
 
@@ -510,7 +509,6 @@ def coverage_cmd(
     out: Path = typer.Option(None, "--out", help="Output folder (default: the population folder)."),
 ) -> None:
     """Coverage of interval methods when an evaluator samples documents from this corpus (seeded simulation)."""
-    from rich import print as rprint
 
     from harness.coverage import run_coverage
 
@@ -528,7 +526,7 @@ def coverage_cmd(
         )
     except HarnessError as exc:
         _fail(exc)
-    rprint(res)
+    console.print(res)
 
 
 def main() -> None:

@@ -66,6 +66,9 @@ def atomic_directory(final: str | Path, *, overwrite: bool = False) -> Iterator[
         raise HarnessInputError(f"{final}: already exists; refusing to overwrite")
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; give the final folder the usual permissions
     try:
         yield tmp
         if final.exists() and overwrite:

@@ -1,0 +1,72 @@
+"""`harness known-item` and `harness coverage` from the command line on a corpus written by the test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from typer.testing import CliRunner
+
+from harness.cli import app
+
+
+def write_corpus(root: Path, n_docs: int = 8, words_per_doc: int = 330) -> Path:
+    rng = np.random.default_rng(7)
+    common = [f"comun{i}" for i in range(40)]
+    root.mkdir(parents=True)
+    meta = []
+    for d in range(n_docs):
+        own = [f"doc{d}palabra{i}" for i in range(30)]
+        words = [own[i] if rng.random() < 0.5 else common[i % 40] for i in rng.integers(0, 30, words_per_doc)]
+        (root / f"d{d}.md").write_text(f"# Documento {d}\n\n" + " ".join(words) + "\n", "utf-8")
+        meta.append(
+            {
+                "doc_id": f"d{d}",
+                "path": f"d{d}.md",
+                "title": f"Documento {d}",
+                "date": "2024-01-01",
+                "doc_type": "ley" if d % 2 else "aviso",
+                "collection": "x",
+            }
+        )
+    (root / "metadata.jsonl").write_text("\n".join(json.dumps(m) for m in meta) + "\n", "utf-8")
+    return root
+
+
+def test_known_item_then_coverage(tmp_path: Path):
+    corpus = write_corpus(tmp_path / "c")
+    out = tmp_path / "ki"
+    r = CliRunner().invoke(
+        app,
+        ["known-item", "--corpus", str(corpus), "--out", str(out), "--systems", "bm25,tfidf", "--workers", "1"],
+        catch_exceptions=False,
+    )
+    assert r.exit_code == 0, r.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["systems"]) == {"bm25", "tfidf"}
+    for name in ("outcomes.jsonl.gz", "per_document.jsonl"):
+        assert (out / name).exists()
+    r = CliRunner().invoke(
+        app,
+        ["coverage", "--population", str(out), "--reps", "50", "--K", "3,5", "--B", "99", "--types", "0"],
+        catch_exceptions=False,
+    )
+    assert r.exit_code == 0, r.output
+    cov = json.loads((out / "coverage.json").read_text())
+    assert "CR2" in r.output and cov
+    # an existing output folder is not overwritten
+    r = CliRunner().invoke(app, ["known-item", "--corpus", str(corpus), "--out", str(out)])
+    assert r.exit_code == 2
+
+
+def test_known_item_bad_inputs(tmp_path: Path):
+    r = CliRunner().invoke(app, ["known-item", "--corpus", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "corpus directory not found" in r.output
+    corpus = write_corpus(tmp_path / "c")
+    r = CliRunner().invoke(
+        app, ["known-item", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--systems", "bm99"]
+    )
+    assert r.exit_code == 2
+    r = CliRunner().invoke(app, ["coverage", "--population", str(tmp_path / "missing")])
+    assert r.exit_code == 2
