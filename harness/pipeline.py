@@ -271,39 +271,23 @@ def run(
             slices=sysset.slices(goldset),
         )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
-        manifest = {
-            "schema_version": RUN_SCHEMA_VERSION,
-            "run_id": run_id,
-            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "kind": "run",
-            "goldset": _goldset_info(goldset),
-            "corpus": {**cmanifest.to_dict(), "db": str(db_path)},
-            "systems": list(results),
-            "system_configs": sysset.configs(),
-            "depths": {"documents": options.doc_depth, "chunks": options.chunk_depth},
-            "ks": list(options.ks),
-            "seed": options.seed,
-            "bootstrap_reps": options.bootstrap_reps,
-            "level": options.level,
-            "clusters": clusters_info,
-            "coverage": sysset.coverage_info(goldset),
-            "harness_version": __version__,
-            "git_commit": git_commit(),
-            "libraries": library_versions(),
-            "timings_s": timings,
-            "index_bytes": sysset.index_bytes(),
-        }
-        trec_runs = {}
-        for system, per_q in results.items():
-            trec_runs[(system, "document")] = trec_run_lines(
-                system, "document", {q: r.docs or [] for q, r in per_q.items()}
-            )
-            trec_runs[(system, "chunk")] = trec_run_lines(
-                system, "chunk", {q: r.chunks or [] for q, r in per_q.items()}
-            )
-        qrels = {lv: trec_qrels_lines(goldset, lv) for lv in ("document", "chunk")}
-        return write_run_record(
-            runs_dir, run_id, manifest=manifest, per_question=rows, summary=summary, trec_runs=trec_runs, qrels=qrels
+        return _write_record(
+            runs_dir,
+            run_id,
+            goldset,
+            results,
+            rows,
+            summary,
+            clusters_info,
+            options,
+            kind="run",
+            corpus={**cmanifest.to_dict(), "db": str(db_path)},
+            system_configs=sysset.configs(),
+            extra={
+                "coverage": sysset.coverage_info(goldset),
+                "timings_s": timings,
+                "index_bytes": sysset.index_bytes(),
+            },
         )
     finally:
         corpus.close()
@@ -354,20 +338,52 @@ def evaluate_rankings(
     goldset = load_goldset(goldset_path)
     results = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records})
     rows, summary, clusters_info = score_results(goldset, results, options)
+    man = goldset.manifest
+    return _write_record(
+        runs_dir,
+        run_id,
+        goldset,
+        results,
+        rows,
+        summary,
+        clusters_info,
+        options,
+        kind="evaluate",
+        corpus={
+            "corpus_id": man.corpus_version if man else None,
+            "corpus_hash": man.corpus_hash if man else None,
+            "chunker_id": man.chunker_version if man else None,
+        },
+        system_configs={s: {"system": s, "source": "external rankings"} for s in results},
+        extra={"rankings_file": str(rankings_path)},
+    )
+
+
+def _write_record(
+    runs_dir: str | Path,
+    run_id: str,
+    goldset: GoldSet,
+    results: dict[str, dict[str, QueryResult]],
+    rows: list[dict],
+    summary: dict,
+    clusters_info: dict,
+    options: RunOptions,
+    *,
+    kind: str,
+    corpus: dict,
+    system_configs: dict,
+    extra: dict,
+) -> Path:
+    """Assemble the manifest and TREC files shared by ``run`` and ``evaluate`` and write the record atomically."""
     manifest = {
         "schema_version": RUN_SCHEMA_VERSION,
         "run_id": run_id,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "kind": "evaluate",
-        "rankings_file": str(rankings_path),
+        "kind": kind,
         "goldset": _goldset_info(goldset),
-        "corpus": {
-            "corpus_id": goldset.manifest.corpus_version if goldset.manifest else None,
-            "corpus_hash": goldset.manifest.corpus_hash if goldset.manifest else None,
-            "chunker_id": goldset.manifest.chunker_version if goldset.manifest else None,
-        },
+        "corpus": corpus,
         "systems": list(results),
-        "system_configs": {s: {"system": s, "source": "external rankings"} for s in results},
+        "system_configs": system_configs,
         "depths": {"documents": options.doc_depth, "chunks": options.chunk_depth},
         "ks": list(options.ks),
         "seed": options.seed,
@@ -377,6 +393,7 @@ def evaluate_rankings(
         "harness_version": __version__,
         "git_commit": git_commit(),
         "libraries": library_versions(),
+        **extra,
     }
     trec_runs = {}
     for system, per_q in results.items():
