@@ -787,6 +787,18 @@ def test_real_corpus_default_model_index(tmp_path):
         assert all(len(r.chunks) == 100 and len(r.docs) == 20 for r in a)
         qa = quarter.search(queries, doc_depth=20, chunk_depth=100)
         assert all({d for d, _ in r.docs} <= quarter.indexed_doc_ids for r in qa)
+        # centred bits from the same cached floats: no embedding, balanced dimensions, both backends agree
+        ctr = VectorIndex.build(c, tmp_path / "work", emb, binarize="centered")
+        assert ctr.build_stats["n_embedded"] == 0 and ctr.table != ix.table
+        share = np.unpackbits(ctr.packed_bits()[1], axis=1, bitorder="little").mean(axis=0)
+        sign_share = np.unpackbits(ix.packed_bits()[1], axis=1, bitorder="little").mean(axis=0)
+        assert 0.4 < share.min() and share.max() < 0.6 and (sign_share.min() < 0.05 or sign_share.max() > 0.95)
+        ca = ctr.search(queries, doc_depth=20, chunk_depth=100)
+        cb = ctr.search(queries, doc_depth=20, chunk_depth=100, backend="numpy")
+        assert [(r.docs, r.chunks, r.flags) for r in ca] == [(r.docs, r.chunks, r.flags) for r in cb]
+        assert [(r.docs, r.chunks) for r in ix.search(queries, doc_depth=20, chunk_depth=100)] == [
+            (r.docs, r.chunks) for r in a
+        ]  # the sign table is untouched by the centred build
         print(
             f"\nreal corpus: {manifest.n_chunks} chunks; 25% build {t1 - t0:.1f}s, rest {t2 - t1:.1f}s; "
             f"embedded {quarter.build_stats['n_embedded'] + s['n_embedded']} texts; ties {boundary_tie_summary(a)}"
