@@ -186,6 +186,7 @@ def score_results(
                 "overall": overall,
                 "per_category": agg["per_category"],
                 "counts": {k: v for k, v in agg.items() if k not in ("overall", "per_category")},
+                "flag_shares": _flag_shares([per_q.get(q.qid) for q in sel]),
             }
         summary["systems"][system] = sys_summary
     n_cl = len(set(clusters.values()))
@@ -291,6 +292,18 @@ def run(
         )
     finally:
         corpus.close()
+
+
+def _flag_shares(results: Sequence[QueryResult | None]) -> dict[str, float]:
+    """Share of questions carrying each retrieval flag (e.g. ``chunk_tie_at_boundary``: the chunk ranking's cut-off
+    fell inside a run of equal scores and was resolved by id; ``empty_query``; ``knn_fallback``)."""
+    n = len(results)
+    counts: dict[str, int] = {}
+    for r in results:
+        for k, v in ((r.flags if r is not None else {"missing": True}) or {}).items():
+            if v:
+                counts[k] = counts.get(k, 0) + 1
+    return {k: c / n for k, c in sorted(counts.items())} if n else {}
 
 
 def _goldset_info(goldset: GoldSet) -> dict:

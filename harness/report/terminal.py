@@ -93,6 +93,18 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
             by_sys.setdefault(system, []).append(f"{qid} {cid}@{rank}")
         for system, items in by_sys.items():
             console.print(f"  {system}: " + "; ".join(items), highlight=False, soft_wrap=True)
+    ties = []
+    for system, s in run.summary["systems"].items():
+        fs = s.get("all", {}).get("flag_shares", {})
+        parts = [
+            f"{k.replace('_tie_at_boundary', '')} {100 * fs[k]:.0f}%"
+            for k in ("doc_tie_at_boundary", "chunk_tie_at_boundary")
+            if k in fs
+        ]
+        if parts:
+            ties.append(f"{system} ({', '.join(parts)})")
+    if ties:
+        console.print("questions whose top-k cut-off fell in a score tie (resolved by id): " + "; ".join(ties))
     warn = run.manifest.get("clusters", {}).get("warning")
     if warn:
         console.print(f"[yellow]warning: {warn}[/yellow]")
