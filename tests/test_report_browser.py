@@ -127,12 +127,12 @@ def test_report_renders_in_headless_chromium(tmp_path: Path):
 
 
 def _six_system_runs() -> list[Path]:
-    """Run records under ``runs/`` holding six or more systems (the real six-system run), newest first."""
+    """Run records under ``runs/`` (``runs/baselines/`` included) holding six or more systems, newest first."""
     env = os.environ.get("HARNESS_REPORT_RUN")
     if env:
         return [Path(env)]
     found = []
-    for man in (REPO / "runs").glob("*/manifest.json"):
+    for man in (REPO / "runs").glob("**/manifest.json"):  # runs/baselines/ holds a committed one
         try:
             systems = json.loads(man.read_text("utf-8")).get("systems", [])
         except (OSError, ValueError):
