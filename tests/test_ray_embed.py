@@ -84,8 +84,10 @@ def reference(tmp_path_factory):
         rows = _index_rows(c, idx.table)
         rec = _record(c, idx.table)
         res = idx.search(["salario mínimo federal", "amparo tribunal"], doc_depth=5, chunk_depth=10)
+        cidx = VectorIndex.build(c, wd, emb, binarize="centered")
+        centered = (cidx.table, _index_rows(c, cidx.table))
     return {"src": src, "base": base, "table": idx.table, "rows": rows, "record": rec, "cache": _cache_items(wd),
-            "search": res, "n_chunks": man.n_chunks}  # fmt: skip
+            "search": res, "n_chunks": man.n_chunks, "centered": centered}  # fmt: skip
 
 
 def _ray_workdir(reference, name):
@@ -133,7 +135,11 @@ def test_two_workers_equal_single_process_bit_for_bit(ray_session, reference):
     # a second run has nothing to do
     with Corpus(db) as c:
         again = ray_build(c, wd, workers=2, shard_size=7)
-    assert again["n_to_embed"] == 0 and again["index"]["n_inserted"] == 0
+        assert again["n_to_embed"] == 0 and again["index"]["n_inserted"] == 0
+        # the centred binarisation is applied to the merged floats like a single-process centred build
+        cen = ray_build(c, wd, workers=2, shard_size=7, binarize="centered")
+        assert cen["n_to_embed"] == 0
+        assert (cen["table"], _index_rows(c, cen["table"])) == reference["centered"]
 
 
 def test_worker_death_is_retried(ray_session, reference):

@@ -12,18 +12,21 @@ Pipeline
    :func:`harness.retrieve.vector.select_slice`) whose text hash has no vector in the cache for this (model id,
    weights sha256, chunker id) are listed once per distinct text (first rowid) in rowid order and cut into shards of
    ``shard_size`` rowids. Only rowids travel through Ray's object store.
-3. **Embed (workers).** ``ray.data.from_items(shards).map_batches(_ShardEmbedder, concurrency=workers)``: each
+3. **Embed (workers).** ``ray.data.from_items(shards).map_batches(_ShardEmbedder, compute=ActorPoolStrategy(size=
+   workers))``: each
    actor loads the embedder once (refusing weights whose fingerprint differs from the driver's), then per shard reads
    its chunks' texts and hashes from the corpus database (read-only), embeds them
-   (:meth:`harness.retrieve.embed.Embedder.embed_passages`), binarises (:func:`harness.retrieve.binary.pack_signs`)
-   and writes ``shard-<first rowid>-<last rowid>.npz`` atomically (temporary file, then rename). A shard whose file
-   exists is skipped. CPU actors take ``cpus_per_worker`` CPUs (torch threads); GPU actors (``device="cuda"``) take
+   (:meth:`harness.retrieve.embed.Embedder.embed_passages`), binarises (sign bits,
+   :func:`harness.retrieve.binary.pack_signs`, kept beside the float vectors as a transport check) and writes
+   ``shard-<first rowid>-<last rowid>.npz`` atomically (temporary file, then rename). A shard whose file exists is
+   skipped. CPU actors take ``cpus_per_worker`` CPUs (torch threads); GPU actors (``device="cuda"``) take
    ``gpus_per_worker`` GPUs.
 4. **Merge (driver).** Each shard file is checked (model id, weights sha256, shapes, the stored bits equal the signs
    of the stored vectors) and its vectors are written to the embedding cache
    (:meth:`harness.retrieve.vector.EmbeddingCache.put_many`, one transaction per shard); the file is then deleted.
 5. **Index.** :meth:`harness.retrieve.vector.VectorIndex.build` then finds every vector in the cache and inserts the
-   packed bits into sqlite-vec exactly as a single-process build does (same table, record, rowids and ``doc_pos``),
+   packed bits (``binarize="sign"`` or ``"centered"``, the index's own rule applied to the cached floats) into
+   sqlite-vec exactly as a single-process build does (same table, record, rowids and ``doc_pos``),
    so the merged index equals the single-process one bit for bit whenever the model computes each text's vector
    independently of its batch neighbours (true of static models such as the default; transformer models padded to
    different batch lengths may differ in the last float bits, which can flip a sign only for values at zero).
@@ -306,6 +309,7 @@ def ray_build(
     batch_chunks: int = 2048,
     object_store_memory: int | None = None,
     progress: bool = False,
+    binarize: str = "sign",
     _kill_once: str | None = None,
 ) -> dict:
     """Embed the chunks the cache lacks on Ray Data workers, merge into the cache, build the sqlite-vec index.
@@ -324,6 +328,8 @@ def ray_build(
         batch_chunks: chunks per committed batch of the final index insert.
         object_store_memory: bytes for a Ray instance started here (default Ray's).
         progress: Ray Data progress bars.
+        binarize: the index's binarisation (``"sign"`` or ``"centered"``), passed to ``VectorIndex.build``; the
+            shards carry float vectors, so either rule is applied from the cache after the merge.
 
     Returns:
         Statistics: ``n_slice_chunks``, ``n_recovered`` (vectors merged from an earlier run's shard files),
@@ -412,7 +418,13 @@ def ray_build(
         round(stats["n_to_embed"] / stats["ray_seconds"], 1) if stats.get("ray_seconds") else None
     )
     idx = VectorIndex.build(
-        corpus, workdir, embedder, index_fraction=index_fraction, until=until, batch_chunks=batch_chunks
+        corpus,
+        workdir,
+        embedder,
+        index_fraction=index_fraction,
+        until=until,
+        batch_chunks=batch_chunks,
+        binarize=binarize,
     )
     stats["index"] = idx.build_stats
     stats["table"] = idx.table
