@@ -179,6 +179,8 @@ def embed(
     engine: str = typer.Option("local", help="local, or ray (extra 'ray': Ray Data workers on 127.0.0.1)."),
     workers: int = typer.Option(2, help="Ray workers (engine ray)."),
     binarize: str = typer.Option("sign", help="sign (value > 0) or centered (value > the slice's mean; own table)."),
+    device: str = typer.Option("cpu", help="Ray workers' device: cpu or cuda (GPU actors)."),
+    shard_size: int = typer.Option(2048, help="Ray: chunks per shard (the unit of retry and resume)."),
 ) -> None:
     """Build or extend the binary vector index (cached, resumable)."""
     from harness.corpus.ingest import ingest as do_ingest
@@ -199,13 +201,11 @@ def embed(
                     index_fraction=index_fraction,
                     until=until,
                     workers=workers,
+                    device=device,
+                    shard_size=shard_size,
+                    binarize=binarize,
+                    progress=True,
                 )
-                if binarize != "sign":  # the Ray build fills the cache and the sign table; centre from the cache
-                    emb = load_embedder(model or DEFAULT_MODEL, models_dir=workdir / "models")
-                    ctr = VectorIndex.build(
-                        cp, workdir, emb, index_fraction=index_fraction, until=until, binarize=binarize
-                    )
-                    stats["centered_index"] = ctr.build_stats
                 console.print(stats)
                 return
             if engine != "local":
