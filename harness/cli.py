@@ -354,6 +354,9 @@ def power(
     alpha: float = typer.Option(0.05),
     target_power: float = typer.Option(0.8, "--power"),
     baseline: Path = typer.Option(None, "--baseline", help="Plan for the paired difference RUN - BASELINE."),
+    system_baseline: str = typer.Option(
+        None, "--system-baseline", help="Baseline system (when BASELINE holds several)."
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Clusters and questions needed to detect DELTA with the given power, from the run's ICC and cluster sizes."""
@@ -361,7 +364,14 @@ def power(
 
     try:
         plan = power_plan(
-            run, metric=metric, delta=delta, system=system, alpha=alpha, power=target_power, baseline=baseline
+            run,
+            metric=metric,
+            delta=delta,
+            system=system,
+            alpha=alpha,
+            power=target_power,
+            baseline=baseline,
+            system_baseline=system_baseline,
         )
     except HarnessError as exc:
         _fail(exc)
