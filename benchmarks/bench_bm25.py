@@ -6,8 +6,8 @@ Every engine gets the same chunks and the same analysed tokens (the harness's ``
   index built here from the same token lists with the same variant; bm25s in its default configuration (numpy
   backend, one thread) and in its fastest (numba backend, 1 and 2 threads). The harness's per-query path
   (``BM25Index.search``: text -> analysed terms -> ``get_scores`` -> exact top-k with the id tie rule -> ids) and the
-  batched path proposed in ``benchmarks/bm25_batch.py`` start from the query *text*; bm25s starts from the analysed
-  tokens (analysis costs are printed apart). Depth 10.
+  batched path (``BM25Index.search_many``, numba kernel or numpy fallback; what ``BM25System.search`` now uses)
+  start from the query *text*; bm25s starts from the analysed tokens (analysis costs are printed apart). Depth 10.
 * bm25s vs rank_bm25: bm25s ``robertson`` against ``rank_bm25.BM25Okapi(k1=1.5, b=0.75, epsilon=0)`` (with
   ``epsilon=0`` Okapi's floor for negative idf is 0, which is what bm25s's robertson idf does; rank_bm25's scores are
   then exactly ``k1 + 1`` times bm25s's, float64 against float32). rank_bm25 scans every document in Python per query
@@ -158,8 +158,8 @@ def bench_set(set_name, qs, ix, raw, raw_nb, system, an, chunk_ids, threads, arg
     # warm-up: numba compilation (cached on disk after the first run) and page cache
     raw_nb.retrieve(q_tokens[:2], k=DEPTH, show_progress=False, n_threads=1)
     raw_nb.retrieve(q_tokens[:4], k=DEPTH, show_progress=False, n_threads=2)
-    bm25_batch.search_many(ix, qs[:4], DEPTH, n_threads=1)
-    bm25_batch.search_many(ix, qs[:4], DEPTH, n_threads=threads)
+    ix.search_many(qs[:4], DEPTH, n_threads=1)
+    ix.search_many(qs[:4], DEPTH, n_threads=threads)
     system.search(qs[:2], doc_depth=50, chunk_depth=200)
     fns = {
         "bm25s numpy (default), 1 thread": lambda: raw.retrieve(q_tokens, k=DEPTH, show_progress=False),
@@ -167,20 +167,18 @@ def bench_set(set_name, qs, ix, raw, raw_nb, system, an, chunk_ids, threads, arg
         "bm25s numba, 1 thread": lambda: raw_nb.retrieve(q_tokens, k=DEPTH, show_progress=False, n_threads=1),
         "bm25s numba, 2 threads": lambda: raw_nb.retrieve(q_tokens, k=DEPTH, show_progress=False, n_threads=2),
         "harness BM25Index.search, per query": lambda: [ix.search(q, DEPTH) for q in qs],
-        "harness batched (bm25_batch), 1 thread": lambda: bm25_batch.search_many(ix, qs, DEPTH, n_threads=1),
-        f"harness batched (bm25_batch), {threads} threads": lambda: bm25_batch.search_many(
-            ix, qs, DEPTH, n_threads=threads
+        "harness BM25Index.search_many, 1 thread": lambda: ix.search_many(qs, DEPTH, n_threads=1),
+        f"harness BM25Index.search_many, {threads} threads": lambda: ix.search_many(qs, DEPTH, n_threads=threads),
+        "harness search_many, 1 thread, from analysed terms": lambda: ix.search_many(
+            q_tokens, DEPTH, n_threads=1, analysed=True
         ),
-        "harness batched, 1 thread, from analysed terms": lambda: bm25_batch.search_many(
-            ix, q_tokens, DEPTH, n_threads=1, analysed=True
+        f"harness search_many, {threads} threads, from analysed terms": lambda: ix.search_many(
+            q_tokens, DEPTH, n_threads=threads, analysed=True
         ),
-        f"harness batched, {threads} threads, from analysed terms": lambda: bm25_batch.search_many(
-            ix, q_tokens, DEPTH, n_threads=threads, analysed=True
-        ),
-        "harness BM25System.search (docs@50+chunks@200)": lambda: system.search(qs, doc_depth=50, chunk_depth=200),
-        "harness batched system (docs@50+chunks@200)": lambda: bm25_batch.search_system_many(
+        "harness per-query system (former BM25System.search)": lambda: bm25_batch.per_query_system_search(
             system, qs, doc_depth=50, chunk_depth=200
         ),
+        "harness BM25System.search (docs@50+chunks@200)": lambda: system.search(qs, doc_depth=50, chunk_depth=200),
         "harness batched system, numpy fallback (no numba)": lambda: bm25_batch.search_system_many(
             system, qs, doc_depth=50, chunk_depth=200, backend="numpy"
         ),
@@ -198,8 +196,8 @@ def bench_set(set_name, qs, ix, raw, raw_nb, system, an, chunk_ids, threads, arg
         [list(map(float, row)) for row in r.scores],
         DEPTH,
     )
-    ref = system.search(qs, doc_depth=50, chunk_depth=200)
-    same_batch = all(
+    ref = bm25_batch.per_query_system_search(system, qs, doc_depth=50, chunk_depth=200)
+    same_batch = system.search(qs, doc_depth=50, chunk_depth=200) == ref and all(
         bm25_batch.search_system_many(system, qs, doc_depth=50, chunk_depth=200, n_threads=nt, backend=be) == ref
         for nt, be in ((1, "auto"), (threads, "auto"), (1, "numpy"))
     )
@@ -212,22 +210,24 @@ def bench_set(set_name, qs, ix, raw, raw_nb, system, an, chunk_ids, threads, arg
     ratios = {
         "harness per-query (text) / bm25s default (tokens), 1 thread": qps["harness BM25Index.search, per query"]
         / base,
-        "harness batched (text) / bm25s default (tokens), 1 thread": qps["harness batched (bm25_batch), 1 thread"]
+        "harness batched (text) / bm25s default (tokens), 1 thread": qps["harness BM25Index.search_many, 1 thread"]
         / base,
         "harness batched / bm25s numba, both from terms, 1 thread": qps[
-            "harness batched, 1 thread, from analysed terms"
+            "harness search_many, 1 thread, from analysed terms"
         ]
         / qps["bm25s numba, 1 thread"],
         f"harness batched / bm25s numba, both from terms, {threads} threads": qps[
-            f"harness batched, {threads} threads, from analysed terms"
+            f"harness search_many, {threads} threads, from analysed terms"
         ]
         / qps["bm25s numba, 2 threads"],
-        "harness batched (text) / bm25s numba (terms), 1 thread": qps["harness batched (bm25_batch), 1 thread"]
+        "harness batched (text) / bm25s numba (terms), 1 thread": qps["harness BM25Index.search_many, 1 thread"]
         / qps["bm25s numba, 1 thread"],
         "harness per-query (text) / bm25s numba (terms), 1 thread": qps["harness BM25Index.search, per query"]
         / qps["bm25s numba, 1 thread"],
-        "harness batched system / BM25System.search (run depths)": qps["harness batched system (docs@50+chunks@200)"]
-        / qps["harness BM25System.search (docs@50+chunks@200)"],
+        "harness BM25System.search (batched) / former per-query system (run depths)": qps[
+            "harness BM25System.search (docs@50+chunks@200)"
+        ]
+        / qps["harness per-query system (former BM25System.search)"],
     }
     print("   ratios (target: harness >= 0.8x raw bm25s):")
     for k, v in ratios.items():
@@ -238,8 +238,8 @@ def bench_set(set_name, qs, ix, raw, raw_nb, system, an, chunk_ids, threads, arg
         f"max relative score difference {cmp_raw['max_rel_score_diff']:.1e}"
     )
     print(
-        "   batched system results (numba 1 and 2 threads, numpy fallback) identical to BM25System.search "
-        f"(rankings, scores, flags): {same_batch}"
+        "   BM25System.search and batched system (numba 1 and 2 threads, numpy fallback) identical to the "
+        f"per-query path (rankings, scores, flags): {same_batch}"
     )
     return {
         "n_queries": n,

@@ -9,6 +9,12 @@ b = 0.75; Kamphuis et al., ECIR 2020, "Which BM25 do you mean?"). Rankings keep 
 (an item sharing no term with the query is not retrieved) and follow the project's tie rule exactly: the top
 ``depth`` items by score descending, then id ascending, with ties at the cut-off resolved by id, not by the
 order in which a top-k routine happened to return them.
+
+Batched search (:meth:`BM25Index.search_many`, used by :meth:`BM25System.search`) scores a whole batch of queries
+in one term-at-a-time pass over bm25s's precomputed score matrix, with bit-identical ``float32`` scores, the same
+rankings and the same flags as :meth:`BM25Index.search`. It is compiled with numba when numba is installed (the
+optional extra ``harness[fast]``; kernels in ``harness.retrieve._bm25_numba``, imported lazily) and otherwise runs
+a numpy loop giving the same results.
 """
 
 from __future__ import annotations
@@ -33,6 +39,26 @@ from harness.retrieve.analyzer import SpanishAnalyzer
 from harness.retrieve.base import QueryResult, Ranking
 
 BM25_PARAMS = {"method": "lucene", "k1": 1.5, "b": 0.75}
+
+_NUMBA_KERNELS: object = None  # None: not tried yet; False: numba unavailable; else the kernel module
+
+
+def _numba_kernels():
+    """The numba kernel module, or None when numba cannot be imported (tried once per process)."""
+    global _NUMBA_KERNELS
+    if _NUMBA_KERNELS is None:
+        try:
+            from harness.retrieve import _bm25_numba
+        except ImportError:
+            _NUMBA_KERNELS = False
+        else:
+            _NUMBA_KERNELS = _bm25_numba
+    return _NUMBA_KERNELS or None
+
+
+def have_numba() -> bool:
+    """Whether the compiled batched path is available (numba importable)."""
+    return _numba_kernels() is not None
 
 
 def top_k_exact(scores: np.ndarray, id_rank: np.ndarray, k: int) -> np.ndarray:
@@ -79,6 +105,8 @@ class BM25Index:
         self.analyzer = analyzer
         self.vocab: dict[str, int] = retriever.vocab_dict
         self._id_rank = _id_rank(ids)
+        self._ids_arr = np.empty(len(ids), dtype=object)
+        self._ids_arr[:] = ids
 
     @classmethod
     def build(cls, ids: list[str], token_lists: list[list[str]], analyzer: SpanishAnalyzer) -> BM25Index:
@@ -136,6 +164,105 @@ class BM25Index:
         if idx.size == depth and np.count_nonzero(sc == sc[idx[-1]]) > np.count_nonzero(sc[idx] == sc[idx[-1]]):
             flags["tie_at_boundary"] = True
         return [(self.ids[i], float(sc[i])) for i in idx], flags
+
+    def _csc(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        s = self.retriever.scores
+        return np.asarray(s["data"]), np.asarray(s["indices"]), np.asarray(s["indptr"])
+
+    def _token_ids(self, queries: Sequence, analysed: bool) -> tuple[np.ndarray, np.ndarray]:
+        """CSR layout of the queries' known token ids (repeats kept, analyser order): ``q_tok[q_ptr[i]:q_ptr[i+1]]``."""
+        vocab = self.vocab
+        tok = self.analyzer.tokenize
+        lens = np.zeros(len(queries) + 1, dtype=np.int64)
+        flat: list[int] = []
+        for i, q in enumerate(queries):
+            ids = [vocab[w] for w in (q if analysed else tok(q)) if w in vocab]
+            flat.extend(ids)
+            lens[i + 1] = len(ids)
+        return np.cumsum(lens), np.asarray(flat, dtype=np.int64)
+
+    def _search_numpy(self, q_ptr: np.ndarray, q_tok: np.ndarray, k: int):
+        """numpy path of :meth:`search_many`: one query at a time, same floats as bm25s's ``np.add.at``.
+
+        The postings of one term hold each item at most once, so ``sc[indices[a:b]] += data[a:b]`` performs the same
+        ``float32`` additions in the same order as bm25s's ``np.add.at`` over the concatenated postings.
+        """
+        data, indices, indptr = self._csc()
+        n = len(self.ids)
+        nq = q_ptr.size - 1
+        o_idx = np.full((nq, k), -1, dtype=np.int64)
+        o_sc = np.zeros((nq, k), dtype=np.float32)
+        o_n = np.zeros(nq, dtype=np.int64)
+        o_tie = np.zeros(nq, dtype=np.bool_)
+        for q in range(nq):
+            toks = q_tok[q_ptr[q] : q_ptr[q + 1]]
+            if toks.size == 0:
+                continue
+            sc = np.zeros(n, dtype=data.dtype)
+            for t in toks.tolist():
+                a, b = indptr[t], indptr[t + 1]
+                sc[indices[a:b]] += data[a:b]
+            top = top_k_exact(sc, self._id_rank, k)
+            m = top.size
+            o_idx[q, :m] = top
+            o_sc[q, :m] = sc[top]
+            o_n[q] = m
+            if m == k:
+                last = sc[top[-1]]
+                o_tie[q] = np.count_nonzero(sc == last) > np.count_nonzero(sc[top] == last)
+        return o_idx, o_sc, o_n, o_tie
+
+    def search_many(
+        self,
+        queries: Sequence,
+        depth: int,
+        *,
+        analysed: bool = False,
+        n_threads: int | None = None,
+        backend: str = "auto",
+    ) -> list[tuple[Ranking, dict]]:
+        """``[self.search(q, depth) for q in queries]`` computed as one batch: same rankings, scores and flags.
+
+        Args:
+            queries: query texts, or (``analysed=True``) lists of analysed terms (unknown terms are dropped).
+            depth: ranking depth (>= 1).
+            n_threads: numba threads (default: one per 500 queries, at most ``numba.get_num_threads()``; 1 runs in
+                the calling thread). Ignored by the numpy path.
+            backend: ``"auto"`` (numba when importable), ``"numba"`` or ``"numpy"``.
+
+        Returns:
+            One ``(ranking, flags)`` per query: ranking = ``[(id, float32 score as float)]`` under (score desc, id
+            asc), positive scores only; flags ``empty_query`` (no known term) or ``tie_at_boundary`` (an item left
+            out scores the same as the last one kept).
+
+        Raises:
+            ValueError: ``depth < 1`` or an unknown backend. ImportError: ``backend="numba"`` without numba.
+        """
+        if depth < 1:
+            raise ValueError(f"depth must be >= 1, got {depth}")
+        if backend not in ("auto", "numba", "numpy"):
+            raise ValueError(f"backend must be auto, numba or numpy, got {backend!r}")
+        kern = _numba_kernels() if backend != "numpy" else None
+        if backend == "numba" and kern is None:
+            raise ImportError("numba is not installed (pip install 'harness[fast]')")
+        q_ptr, q_tok = self._token_ids(queries, analysed)
+        n = len(self.ids)
+        k = min(depth, max(n, 1))  # no item is left out when depth >= n: never a boundary tie
+        if kern is None:
+            idx, sc, cnt, tie = self._search_numpy(q_ptr, q_tok, k)
+        else:
+            data, indices, indptr = self._csc()
+            idx, sc, cnt, tie = kern.search_batch(q_ptr, q_tok, data, indices, indptr, n, self._id_rank, k, n_threads)
+        out: list[tuple[Ranking, dict]] = []
+        ids = self._ids_arr
+        for i, (row_i, row_s, m) in enumerate(zip(idx, sc, cnt.tolist(), strict=True)):
+            flags: dict = {}
+            if q_ptr[i + 1] == q_ptr[i]:
+                flags["empty_query"] = True
+            elif tie[i] and k == depth:
+                flags["tie_at_boundary"] = True
+            out.append((list(zip(ids[row_i[:m]].tolist(), row_s[:m].tolist(), strict=True)), flags))
+        return out
 
 
 def _index_key(corpus: Corpus, analyzer: SpanishAnalyzer, level: str) -> str:
@@ -228,11 +355,17 @@ class BM25System:
         }
 
     def search(self, queries: Sequence[str], *, doc_depth: int, chunk_depth: int) -> list[QueryResult]:
-        """Rank documents (document index) and chunks (chunk index) for each query."""
+        """Rank documents (document index) and chunks (chunk index) for each query.
+
+        Each query is analysed once; both indexes answer the whole batch through :meth:`BM25Index.search_many`
+        (same results as ``BM25Index.search`` per query). Flags: ``empty_query`` (no known term in either index),
+        ``doc_tie_at_boundary``, ``chunk_tie_at_boundary``.
+        """
+        terms = [self.analyzer.tokenize(q) for q in queries]  # one analysis for both indexes (same analyzer)
+        docs = self.doc_index.search_many(terms, doc_depth, analysed=True)
+        chunks = self.chunk_index.search_many(terms, chunk_depth, analysed=True)
         out = []
-        for q in queries:
-            docs, f1 = self.doc_index.search(q, doc_depth)
-            chunks, f2 = self.chunk_index.search(q, chunk_depth)
+        for (d, f1), (c, f2) in zip(docs, chunks, strict=True):
             flags = {}
             if f1.get("empty_query") or f2.get("empty_query"):
                 flags["empty_query"] = True
@@ -240,5 +373,5 @@ class BM25System:
                 flags["doc_tie_at_boundary"] = True
             if f2.get("tie_at_boundary"):
                 flags["chunk_tie_at_boundary"] = True
-            out.append(QueryResult(docs=docs, chunks=chunks, flags=flags))
+            out.append(QueryResult(docs=d, chunks=c, flags=flags))
         return out
