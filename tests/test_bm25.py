@@ -133,3 +133,84 @@ def test_equal_to_rank_bm25_on_real_chunks(tmp_path: Path):
                     ref[j] += idf * tf / (tf + 1.5 * (1 - 0.75 + 0.75 * len(t) / avgdl))
         got = idx.scores(terms)
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+def _same_scores(a: BM25Index, b: BM25Index) -> None:
+    """Bit-identical score matrices, term by term (the column order may differ), and the same vocabulary."""
+    assert set(a.vocab) == set(b.vocab) and a.ids == b.ids
+    sa, sb = a.retriever.scores, b.retriever.scores
+    assert sa["num_docs"] == sb["num_docs"]
+    for k in ("data", "indices", "indptr"):
+        assert np.asarray(sa[k]).dtype == np.asarray(sb[k]).dtype, k
+    for t, ia in a.vocab.items():
+        if t == "":
+            continue
+        ib = b.vocab[t]
+        ca = slice(int(sa["indptr"][ia]), int(sa["indptr"][ia + 1]))
+        cb = slice(int(sb["indptr"][ib]), int(sb["indptr"][ib + 1]))
+        np.testing.assert_array_equal(np.asarray(sa["indices"])[ca], np.asarray(sb["indices"])[cb])
+        assert np.asarray(sa["data"])[ca].tobytes() == np.asarray(sb["data"])[cb].tobytes(), t
+
+
+def _counts_index(ids, toks, a, batch=7) -> BM25Index:
+    from harness.retrieve.bm25 import count_terms
+
+    vocab: dict[str, int] = {}
+    parts = [count_terms(toks[s : s + batch], vocab, s) for s in range(0, len(toks), batch)]
+    item, term, count, length = (np.concatenate(p) for p in zip(*parts, strict=True))
+    return BM25Index.build_from_counts(ids, item, term, count, length, vocab, a)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["agu", "bosqu", "ri", "sol", "x"]), max_size=12), min_size=1, max_size=40))
+def test_integer_build_bit_identical_to_bm25s(docs):
+    from hypothesis import assume
+
+    assume(any(docs))
+    a = SpanishAnalyzer()
+    ids = [f"d{i}" for i in range(len(docs))]
+    ref, got = BM25Index.build(ids, docs, a), _counts_index(ids, docs, a)
+    assert got.vocab == ref.vocab  # same first-occurrence order, bm25s's empty token last
+    for k in ("data", "indices", "indptr"):
+        x, y = np.asarray(ref.retriever.scores[k]), np.asarray(got.retriever.scores[k])
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k
+
+
+def test_system_integer_build_equals_token_list_build(tiny_corpus: Path, tmp_path: Path):
+    db, _m, _c = ingest(tiny_corpus, tmp_path / "wd")
+    with Corpus(db) as corpus:
+        s = BM25System(corpus, tmp_path / "wd")  # built from (item, term, count) arrays
+        _r, chunk_ids, chunk_docs, texts = corpus.chunk_table()
+        toks = s.analyzer.tokenize_many(texts)
+        ref_chunk = BM25Index.build(chunk_ids, toks, s.analyzer)
+        ref_doc = BM25Index.build(*s._document_tokens(chunk_docs, toks), s.analyzer)
+        assert s.chunk_index.vocab == ref_chunk.vocab
+        _same_scores(s.chunk_index, ref_chunk)
+        _same_scores(s.doc_index, ref_doc)
+        for q in ("concesiones de aguas nacionales", "ley", "artículo primero", "zzz"):
+            assert s.chunk_index.search(q, 5) == ref_chunk.search(q, 5)
+            assert s.doc_index.search(q, 5) == ref_doc.search(q, 5)
+
+
+@pytest.mark.realcorpus
+def test_integer_build_bit_identical_on_real_chunks():
+    from conftest import REAL_CORPUS
+
+    if not REAL_CORPUS.exists():
+        pytest.skip(f"real corpus not found at {REAL_CORPUS}")
+    from harness.corpus.chunker import decode_source, get_chunker
+
+    a = SpanishAnalyzer()
+    chunker = get_chunker("md-words-v1")
+    texts, ids = [], []
+    for p in sorted((REAL_CORPUS / "leyes" / "vigentes").glob("1[0-2]*.md"))[:12]:
+        for c in chunker.chunk(p.stem, decode_source(p.read_bytes())):
+            texts.append(c.text)
+            ids.append(c.chunk_id)
+    texts, ids = texts[:2000], ids[:2000]
+    toks = a.tokenize_many(texts)
+    ref, got = BM25Index.build(ids, toks, a), _counts_index(ids, toks, a, batch=300)
+    assert got.vocab == ref.vocab
+    for k in ("data", "indices", "indptr"):
+        x, y = np.asarray(ref.retriever.scores[k]), np.asarray(got.retriever.scores[k])
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k

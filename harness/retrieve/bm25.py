@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -84,6 +85,67 @@ def top_k_exact(scores: np.ndarray, id_rank: np.ndarray, k: int) -> np.ndarray:
     return pos[order[:k]]
 
 
+ANALYSIS_BATCH = 4096  # chunks analysed at a time by the integer build (bounds the live Python token lists)
+
+
+def count_terms(token_lists: Sequence[Sequence[str]], vocab: dict[str, int], item_offset: int = 0):
+    """Per-item term counts of analysed token lists, growing ``vocab`` (first occurrence order, like ``build``).
+
+    Returns:
+        ``(item, term, count, length)``: ``(item, term, count)`` ``int32`` with one row per distinct term of an item
+        (items numbered from ``item_offset``, rows item-major), ``length`` (``int64``) the token count of each list.
+    """
+    lens = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+    flat = np.fromiter(
+        (vocab.setdefault(t, len(vocab)) for toks in token_lists for t in toks), dtype=np.int64, count=int(lens.sum())
+    )
+    v = max(len(vocab), 1)
+    rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lens)
+    keys, cnt = np.unique(rows * v + flat, return_counts=True)
+    return (keys // v + item_offset).astype(np.int32), (keys % v).astype(np.int32), cnt.astype(np.int32), lens
+
+
+def lucene_csc(item: np.ndarray, term: np.ndarray, count: np.ndarray, length: np.ndarray, n_terms: int) -> dict:
+    """bm25s's ``lucene`` score matrix from integer (item, term, count) rows, bit-identical to ``bm25s.BM25.index``.
+
+    Reproduces bm25s 0.3 ``build_index_from_ids`` operation by operation: ``avg = mean(lengths)`` (float64), idf
+    ``= log(1 + (N - df + 0.5) / (df + 0.5))`` with ``math.log`` stored as float32, per posting
+    ``float32(idf * (tf / (k1 * ((1 - b) + b * l_d / avg) + tf)))`` in float64 (tf float32), CSC by term then item.
+
+    Args:
+        item, term, count: one row per distinct (item, term) pair; ``count`` >= 1.
+        length: tokens per item, shape (n_items,).
+        n_terms: vocabulary size (every term must occur in some item).
+
+    Returns:
+        bm25s's ``scores`` dict (``data`` float32, ``indices`` int32, ``indptr`` int64, ``num_docs``).
+    """
+    n_items = int(length.size)
+    k1, b = BM25_PARAMS["k1"], BM25_PARAMS["b"]
+    avg = np.asarray(length, dtype=np.int64).mean()
+    df = np.bincount(term, minlength=n_terms)
+    idf = np.zeros(n_terms, dtype=np.float32)
+    idf[:] = [math.log(1 + (n_items - d + 0.5) / (d + 0.5)) if d else 0.0 for d in df.tolist()]
+    if item.size > 1 and not np.all(item[1:] >= item[:-1]):
+        o = np.argsort(item, kind="stable")
+        item, term, count = item[o], term[o], count[o]
+        del o
+    order = np.argsort(term, kind="stable")  # rows item-major -> (term, item) order, bm25s's CSC order
+    length = np.asarray(length, dtype=np.int64)
+    data = np.empty(order.size, dtype=np.float32)
+    step = 1 << 20  # bounded float64 temporaries
+    for s in range(0, order.size, step):
+        o = order[s : s + step]
+        tf = count[o].astype(np.float32)
+        l_d = length[item[o]]
+        data[s : s + step] = idf[term[o]] * (tf / (k1 * ((1 - b) + b * l_d / avg) + tf))
+    item = item[order]
+    del order
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)  # the dtypes bm25s (scipy CSC from int32 rows) produces
+    np.cumsum(df, out=indptr[1:])
+    return {"data": data, "indices": item.astype(np.int32), "indptr": indptr, "num_docs": n_items}
+
+
 def _id_rank(ids: Sequence[str]) -> np.ndarray:
     order = sorted(range(len(ids)), key=ids.__getitem__)
     rank = np.empty(len(ids), dtype=np.int64)
@@ -115,6 +177,32 @@ class BM25Index:
         tok_ids = [[vocab.setdefault(t, len(vocab)) for t in toks] for toks in token_lists]
         retriever = bm25s.BM25(**BM25_PARAMS)
         retriever.index(Tokenized(ids=tok_ids, vocab=vocab), show_progress=False)
+        return cls(ids, retriever, analyzer)
+
+    @classmethod
+    def build_from_counts(
+        cls,
+        ids: list[str],
+        item: np.ndarray,
+        term: np.ndarray,
+        count: np.ndarray,
+        length: np.ndarray,
+        vocab: dict[str, int],
+        analyzer: SpanishAnalyzer,
+    ) -> BM25Index:
+        """Like :meth:`build` from integer (item, term, count) rows (see :func:`count_terms`), without token lists.
+
+        Same scores (bit for bit, :func:`lucene_csc`) and vocabulary (plus bm25s's empty token) as ``build`` over the
+        same terms. ``vocab`` maps every term that occurs to its column.
+        """
+        retriever = bm25s.BM25(**BM25_PARAMS)
+        retriever.scores = lucene_csc(item, term, count, length, len(vocab))
+        retriever.nonoccurrence_array = None
+        vocab = dict(vocab)
+        if "" not in vocab:  # what bm25s.BM25.index(create_empty_token=True) adds
+            vocab[""] = max(vocab.values()) + 1
+        retriever.vocab_dict = vocab
+        retriever.unique_token_ids_set = set(vocab.values())
         return cls(ids, retriever, analyzer)
 
     def save(self, folder: Path) -> None:
@@ -305,25 +393,93 @@ class BM25System:
         if missing:
             t0 = time.perf_counter()
             _rowids, chunk_ids, chunk_docs, texts = corpus.chunk_table()
-            chunk_tokens = self.analyzer.tokenize_many(texts)
+            chunk = self._chunk_counts(texts)
+            del texts
             t_tok = time.perf_counter() - t0
             if "chunk" in missing:
                 t1 = time.perf_counter()
-                built["chunk"] = BM25Index.build(chunk_ids, chunk_tokens, self.analyzer)
+                built["chunk"] = BM25Index.build_from_counts(chunk_ids, *chunk, self.analyzer)
                 built["chunk"].save(self.folders["chunk"])
+                del built["chunk"]
                 self.build_seconds["chunk"] = round(t_tok + time.perf_counter() - t1, 3)
             if "document" in missing:
                 t1 = time.perf_counter()
-                doc_ids, doc_tokens = self._document_tokens(chunk_docs, chunk_tokens)
-                built["document"] = BM25Index.build(doc_ids, doc_tokens, self.analyzer)
+                doc_ids, *doc = self._document_counts(chunk_docs, *chunk)
+                built["document"] = BM25Index.build_from_counts(doc_ids, *doc, self.analyzer)
                 built["document"].save(self.folders["document"])
                 self.build_seconds["document"] = round(t_tok + time.perf_counter() - t1, 3)
+            del chunk, built
         self.chunk_index = BM25Index.load(self.folders["chunk"], self.analyzer)
         self.doc_index = BM25Index.load(self.folders["document"], self.analyzer)
         for lv, f in self.folders.items():
             self.build_seconds.setdefault(lv, 0.0)
             with contextlib.suppress(OSError):
                 self.index_bytes[lv] = sum(p.stat().st_size for p in f.iterdir() if p.is_file())
+
+    def _chunk_counts(self, texts: Sequence[str]):
+        """Chunk texts analysed ``ANALYSIS_BATCH`` at a time straight into (item, term, count, length) arrays."""
+        vocab: dict[str, int] = {}
+        parts = []
+        for s in range(0, len(texts), ANALYSIS_BATCH):
+            parts.append(count_terms(self.analyzer.tokenize_many(texts[s : s + ANALYSIS_BATCH]), vocab, s))
+        if not parts:
+            parts.append(count_terms([], vocab))
+        cols = [list(a) for a in zip(*parts, strict=True)]
+        del parts
+        out = []
+        for c in cols:  # one column at a time: at most one column is held twice
+            out.append(np.concatenate(c))
+            c.clear()
+        item, term, count, length = out
+        return item, term, count, length, vocab
+
+    def _document_counts(self, chunk_docs, item, term, count, length, vocab):
+        """Document-index rows from the chunk rows: title, then each new heading, then the chunk tokens.
+
+        Same terms and counts as :meth:`_document_tokens` (the token-list form, kept as the reference); the
+        vocabulary is the chunk vocabulary extended by title and heading terms.
+        """
+        docs = self.corpus.documents()
+        doc_ids = list(docs)
+        pos = {d: i for i, d in enumerate(doc_ids)}
+        vocab = dict(vocab)
+        ex_item: list[int] = []
+        ex_term: list[int] = []
+
+        def extra(i: int, text: str) -> None:
+            toks = self.analyzer.tokenize(text)
+            ex_item.extend([i] * len(toks))
+            ex_term.extend(vocab.setdefault(t, len(vocab)) for t in toks)
+
+        for d in doc_ids:
+            extra(pos[d], docs[d].title or "")
+        heading_rows = self.corpus.conn.execute("SELECT heading_path FROM chunks ORDER BY rowid").fetchall()
+        last: dict[str, str] = {}
+        for doc, (hp,) in zip(chunk_docs, heading_rows, strict=True):
+            if last.get(doc) != hp:
+                path = json.loads(hp)
+                if path:
+                    extra(pos[doc], path[-1])
+                last[doc] = hp
+        chunk_doc = np.fromiter((pos[d] for d in chunk_docs), dtype=np.int64, count=len(chunk_docs))
+        e_item = np.asarray(ex_item, dtype=np.int64)
+        e_term = np.asarray(ex_term, dtype=np.int64)
+        v = max(len(vocab), 1)
+        keys = chunk_doc[item]
+        keys *= v
+        keys += term
+        keys = np.concatenate([keys, e_item * v + e_term])
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        weights = np.concatenate([count, np.ones(e_item.size, dtype=np.int32)])[order]
+        del order
+        starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+        d_count = np.add.reduceat(weights, starts) if starts.size else weights[:0]
+        ukeys = keys[starts]
+        del keys, weights, starts
+        d_len = np.bincount(chunk_doc, weights=length, minlength=len(doc_ids)).astype(np.int64)
+        d_len += np.bincount(e_item, minlength=len(doc_ids))
+        return doc_ids, (ukeys // v).astype(np.int32), (ukeys % v).astype(np.int32), d_count, d_len, vocab
 
     def _document_tokens(self, chunk_docs: list[str], chunk_tokens: list[list[str]]) -> tuple[list[str], list]:
         """Whole-document token lists: title, then each new heading, then the chunk tokens, in order."""
