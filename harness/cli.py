@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import typer
@@ -43,14 +44,16 @@ def ingest(
     """Ingest a Markdown corpus into the corpus database (a no-op when unchanged)."""
     from harness.corpus.ingest import ingest as do_ingest
 
+    t0 = time.perf_counter()
     try:
         db, man, created = do_ingest(corpus_dir, workdir, chunker_id=chunker, name=name, progress=True)
     except HarnessError as exc:
         _fail(exc)
     state = "ingested" if created else "unchanged, nothing to do"
+    secs = man.ingest_seconds if created else time.perf_counter() - t0
     console.print(
         f"{man.corpus_id}: {man.n_documents} documents, {man.n_chunks} chunks, {man.n_words} words, "
-        f"{man.date_min} .. {man.date_max}, chunker {man.chunker_id} ({state}; {man.ingest_seconds:.1f} s)\n{db}"
+        f"{man.date_min} .. {man.date_max}, chunker {man.chunker_id} ({state}; {secs:.1f} s)\n{db}"
     )
 
 
@@ -418,7 +421,7 @@ def sweep(
 @app.command()
 def report(
     runs: list[Path] = typer.Argument(..., help="Run records (comparable: same gold set, corpus, chunker, depths)."),
-    out: Path = typer.Option(Path("report.html"), "--out", help="Output file."),
+    out: Path = typer.Option(None, "--out", help="Output file (default report.html, or report.md for markdown)."),
     fmt: str = typer.Option("html", "--format", help="html (self-contained) or markdown (pull-request comment)."),
     baseline: str = typer.Option(None, "--baseline", help="Baseline system (or run folder) for paired differences."),
     margin: float = typer.Option(0.02, help="Gate margin drawn on the forest plot."),
@@ -428,6 +431,8 @@ def report(
     """Write one report (HTML with inline SVG figures, or Markdown) from run records only."""
     from harness.report.html import write_report
 
+    if out is None:
+        out = Path("report.md" if fmt.lower() in ("markdown", "md") else "report.html")
     try:
         path = write_report(
             runs, out, fmt=fmt, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage

@@ -58,6 +58,15 @@ def _aligned(a: RunRecord, b: RunRecord, sa: str, sb: str, metric: str) -> tuple
     return qids, np.array([va[q] for q in qids]), np.array([vb[q] for q in qids])
 
 
+def _level_available(run: RunRecord, system: str, metric: str) -> bool:
+    """False when the run's summary says the system returned no rankings at the metric's level (e.g. a document-only
+    TREC file scored by ``evaluate``); such metrics are all zeros and must not be compared."""
+    from harness.metrics import MetricSpec
+
+    levels = run.summary.get("systems", {}).get(system, {}).get("all", {}).get("levels")
+    return True if levels is None else bool(levels.get(MetricSpec.parse(metric).level, True))
+
+
 def _wtl(diff: np.ndarray, eps: float = 1e-12) -> dict[str, int]:
     return {
         "wins": int((diff > eps).sum()),
@@ -92,6 +101,7 @@ class ComparisonReport:
     run_b: str
     clustering: dict
     comparisons: list[MetricComparison]
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-serialisable form."""
@@ -100,6 +110,7 @@ class ComparisonReport:
             "run_b": self.run_b,
             "clustering": self.clustering,
             "comparisons": [asdict(c) for c in self.comparisons],
+            "notes": list(self.notes),
         }
 
 
@@ -142,9 +153,13 @@ def compare_runs(
     labels = a.clusters()
     cats = a.categories()
     out: list[MetricComparison] = []
+    skipped: list[str] = []
     for metric in metrics:
         group: list[MetricComparison] = []
         for sa, sb in pairs:
+            if not (_level_available(a, sa, metric) and _level_available(b, sb, metric)):
+                skipped.append(f"{metric} ({sa} vs {sb}): one side has no rankings at this level")
+                continue
             qids, ya, yb = _aligned(a, b, sa, sb, metric)
             cl = np.array([labels.get(q, q) for q in qids])
             iv = paired(ya, yb, cl, method="cr2", level=level)
@@ -182,7 +197,20 @@ def compare_runs(
             for c, ph in zip(group, holm([c.p_randomization for c in group]), strict=True):
                 c.p_holm = float(ph)
         out.extend(group)
-    return ComparisonReport(run_a=str(a.path), run_b=str(b.path), clustering=_cluster_info(a), comparisons=out)
+    notes = [f"not compared: {x}" for x in skipped]
+    others_a = [x for x in a.systems if x not in {p[0] for p in pairs}]
+    others_b = [x for x in b.systems if x not in {p[1] for p in pairs}]
+    if (others_a or others_b) and not (system_a or system_b):
+        notes.append(
+            "compared "
+            + ", ".join(f"{x} (A) with {y} (B)" for x, y in pairs)
+            + f"; not compared: A {others_a or '-'}, B {others_b or '-'} (choose with --system-a / --system-b)"
+        )
+    if len(pairs) == 1:
+        notes.append("one pair compared, so no Holm adjustment")
+    return ComparisonReport(
+        run_a=str(a.path), run_b=str(b.path), clustering=_cluster_info(a), comparisons=out, notes=notes
+    )
 
 
 def _cluster_info(run: RunRecord) -> dict:
@@ -262,7 +290,12 @@ def gate(
     check_comparable(a, b)
     (sa, sb), *rest = _pick_pairs(a, b, system_baseline, system_candidate)
     if rest:
-        raise HarnessInputError("several systems match: choose with --system-baseline and --system-candidate")
+        pairs = ", ".join(f"{x}/{y}" for x, y in [(sa, sb), *rest])
+        raise HarnessInputError(
+            f"several systems match ({pairs}): choose with --system-baseline and --system-candidate"
+        )
+    if not (_level_available(a, sa, metric) and _level_available(b, sb, metric)):
+        raise HarnessInputError(f"--metric {metric}: one run has no rankings at this metric's level ({sa} vs {sb})")
     qids, ya, yb = _aligned(a, b, sa, sb, metric)
     labels = a.clusters()
     cl = np.array([labels.get(q, q) for q in qids])
@@ -339,6 +372,12 @@ def power_plan(
         ``{"metric", "delta", "paired", "icc", "deff", "mean_cluster_size", "cv_cluster_size", "sd",
         "clusters_needed", "questions_needed", "current_clusters", "current_questions"}``.
     """
+    if not delta > 0:
+        raise HarnessInputError(f"--delta: {delta} must be > 0")
+    if not 0 < power < 1:
+        raise HarnessInputError(f"--power: {power} must lie in (0, 1)")
+    if not 0 < alpha < 0.5:
+        raise HarnessInputError(f"--alpha: {alpha} must lie in (0, 0.5)")
     rec = load_run(run)
     labels = rec.clusters()
     if baseline is not None:
@@ -353,6 +392,11 @@ def power_plan(
         qids = sorted(v)
         y = np.array([v[q] for q in qids])
     cl = np.array([labels.get(q, q) for q in qids])
+    if baseline is not None and not np.any(y != y[0]):
+        raise HarnessInputError(
+            f"--baseline: the paired differences {sysname} - {sb} are all equal ({float(y[0]):+.4f}); nothing to plan "
+            "(the same system twice?): name the systems with --system and --system-baseline"
+        )
     de = design_effect(y, cl)
     sd = float(np.std(y, ddof=1)) if len(y) > 1 else 0.0
     plan = clusters_needed(de["icc"], de["mean_size"], de["cv_size"], sd, delta, alpha=alpha, power=power)

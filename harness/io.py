@@ -34,6 +34,12 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` via a temporary file in the same folder and an atomic rename."""
     path = Path(path)
@@ -42,6 +48,7 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -66,9 +73,7 @@ def atomic_directory(final: str | Path, *, overwrite: bool = False) -> Iterator[
         raise HarnessInputError(f"{final}: already exists; refusing to overwrite")
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; give the final folder the usual permissions
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; give the final folder the usual permissions
     try:
         yield tmp
         if final.exists() and overwrite:

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import __version__
+from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError, StaleGoldsetError
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
-from harness.metrics import aggregate, question_metrics
+from harness.metrics import MetricSpec, aggregate, question_metrics
 from harness.retrieve.base import QueryResult
 from harness.runs import (
     RUN_SCHEMA_VERSION,
@@ -132,6 +133,10 @@ def score_results(
     all_slices = {"all": {r.qid for r in goldset.records}}
     all_slices.update(slices or {})
     for system, per_q in results.items():
+        levels = {
+            "docs": any(r is not None and r.docs is not None for r in per_q.values()),
+            "chunks": any(r is not None and r.chunks is not None for r in per_q.values()),
+        }
         qres = []
         for rec in goldset.records:
             res = per_q.get(rec.qid)
@@ -172,6 +177,16 @@ def score_results(
             enough = len(set(y_cl)) >= 2
             for m in metric_ids:
                 y = [q.metrics[m] for q in sel]
+                level = MetricSpec.parse(m).level
+                if not levels[level]:
+                    overall[m] = {
+                        "mean": None,
+                        "intervals": {},
+                        "note": "not available: the system returned no "
+                        + ("chunk" if level == "chunks" else "document")
+                        + " rankings",
+                    }
+                    continue
                 if enough:
                     ivs = all_intervals(y, y_cl, level=options.level, B=options.bootstrap_reps, seed=options.seed)
                     intervals = {k: v.to_dict() for k, v in ivs.items()}
@@ -181,6 +196,7 @@ def score_results(
                 if not enough:
                     overall[m]["note"] = "no interval: the slice holds fewer than 2 clusters"
             sys_summary[slice_name] = {
+                "levels": levels,
                 "n_questions": len(sel),
                 "n_clusters": len(set(y_cl)),
                 "overall": overall,
@@ -248,6 +264,11 @@ def run(
     t0 = time.perf_counter()
     goldset = load_goldset(goldset_path)
     chunker_id = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
+    if chunker_id not in CHUNKERS:
+        raise HarnessInputError(
+            f"{goldset.manifest_path}: field chunker_version: unknown chunker {chunker_id!r} "
+            f"(known: {', '.join(sorted(CHUNKERS))}); this gold set cannot be run on a corpus here"
+        )
     db_path, cmanifest, created = ingest(corpus_dir, workdir, chunker_id=chunker_id, progress=progress)
     timings["ingest"] = round(time.perf_counter() - t0, 3)
     say(

@@ -68,6 +68,10 @@ def read_rankings(
                 raise HarnessInputError(f"{where}: malformed JSON ({exc.msg})") from None
             if not isinstance(obj, dict) or "qid" not in obj:
                 raise HarnessInputError(f"{where}: field qid: missing")
+            if obj.get("docs") is None and obj.get("chunks") is None:
+                unknown = sorted(set(obj) - {"qid", "system", "docs", "chunks"})
+                hint = f" (unknown keys: {', '.join(unknown)})" if unknown else ""
+                raise HarnessInputError(f"{where}: field docs/chunks: missing; give at least one ranking{hint}")
             qid = str(obj["qid"])
             system = str(obj.get("system", "external"))
             slot = raw.setdefault(system, {}).setdefault(qid, {})

@@ -133,7 +133,7 @@ class SystemSet:
                 for i in range(len(queries))
             ]
             self.timings[f"{name}_fusion"] = round(time.perf_counter() - t0, 4)
-            self._configs[name] = {"system": name, "inputs": ["bm25", "vector"], **spec.config()}
+            self._configs[name] = {"system": name, **spec.config(), "inputs": self._component_configs()}
         for name, inner in self._two_stage.items():
             from harness.retrieve.two_stage import TwoStage
 
@@ -141,8 +141,17 @@ class SystemSet:
             t0 = time.perf_counter()
             derived[name] = ts.search(queries, derived[inner], doc_depth=o.doc_depth, chunk_depth=o.chunk_depth)
             self.timings[f"{name}_search"] = round(time.perf_counter() - t0, 4)
-            self._configs[name] = {"system": name, "first_stage": inner, **ts.config()}
+            self._configs[name] = {
+                "system": name,
+                "first_stage": inner,
+                **ts.config(),
+                "inputs": self._component_configs(),
+            }
         return {n: dict(zip(qids, derived[n], strict=True)) for n in self.names}
+
+    def _component_configs(self) -> dict[str, dict]:
+        """Configs of the base systems a derived system reads (so a hybrid-only run still records the model)."""
+        return {b: self._configs[b] for b in BASE_SYSTEMS if b in self._configs}
 
     def configs(self) -> dict[str, dict]:
         """``{system: config}`` for the manifest."""

@@ -237,3 +237,65 @@ def test_goldset_against_other_corpus_or_chunker(override, message, tiny_corpus:
 def test_unknown_system(tiny_corpus: Path, tiny_goldset: Path, tmp_path: Path):
     r = invoke(*_run_args(tiny_corpus, tiny_goldset, tmp_path), "--systems", "bm42")
     assert r.exit_code == 2 and "unknown system 'bm42'" in r.output
+
+
+def test_document_only_rankings_leave_evidence_metrics_unavailable(tiny_goldset: Path, tmp_path: Path):
+    """A document-only TREC file must not score evidence metrics as 0 (a false regression in compare)."""
+    doc_run = tmp_path / "docs.run"
+    doc_run.write_text("SP-001 Q0 ley-a 1 2.0 sys\nSP-002 Q0 dof-c 1 2.0 sys\nMD-001 Q0 ley-b 1 2.0 sys\n", "utf-8")
+    both = tmp_path / "both.jsonl"
+    both.write_text(
+        "\n".join(
+            json.dumps({"qid": q, "system": "sys", "docs": [[d, 2.0]], "chunks": [[d + "#0", 1.0]]})
+            for q, d in (("SP-001", "ley-a"), ("SP-002", "dof-c"), ("MD-001", "ley-b"))
+        )
+        + "\n",
+        "utf-8",
+    )
+    runs = tmp_path / "runs"
+    r = invoke("evaluate", "--goldset", tiny_goldset, "--rankings", doc_run, "--runs-dir", runs, "--run-id", "d")
+    assert r.exit_code == 0, r.output
+    assert "no chunk rankings" in r.output and "n/a" in r.output
+    summary = json.loads((runs / "d" / "summary.json").read_text())
+    assert summary["systems"]["sys"]["all"]["overall"]["evidence_recall@10"]["mean"] is None
+    assert (
+        invoke("evaluate", "--goldset", tiny_goldset, "--rankings", both, "--runs-dir", runs, "--run-id", "b").exit_code
+        == 0
+    )
+    r = invoke("compare", runs / "b", runs / "d", "--metrics", "mrr,evidence_recall@10", "--json")
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert [c["metric"] for c in rep["comparisons"]] == ["mrr"]
+    assert any("evidence_recall@10" in n for n in rep["notes"])
+
+
+def test_jsonl_rankings_line_without_rankings_is_refused(tiny_goldset: Path, tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"qid": "SP-001", "ranking": ["ley-a"]}\n', "utf-8")
+    r = invoke("evaluate", "--goldset", tiny_goldset, "--rankings", bad, "--runs-dir", tmp_path / "runs")
+    assert r.exit_code == 2
+    assert "bad.jsonl:1: field docs/chunks: missing" in r.output and "ranking" in r.output
+
+
+def test_outputs_have_normal_permissions(tiny_corpus: Path, tiny_goldset: Path, tmp_path: Path):
+    runs = tmp_path / "runs"
+    r = invoke(
+        "run",
+        "--corpus",
+        tiny_corpus,
+        "--goldset",
+        tiny_goldset,
+        "--workdir",
+        tmp_path / "wd",
+        "--runs-dir",
+        runs,
+        "--run-id",
+        "p",
+        "--bootstrap-reps",
+        "200",
+    )
+    assert r.exit_code == 0
+    out = tmp_path / "report.md"
+    assert invoke("report", runs / "p", "--format", "markdown", "--out", out).exit_code == 0
+    for p in (runs / "p", runs / "p" / "summary.json", out):
+        assert p.stat().st_mode & 0o044 == 0o044, p  # group/other readable under the default umask

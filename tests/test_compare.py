@@ -155,3 +155,31 @@ def test_power_plan_shrinks_with_larger_delta(tmp_path: Path):
     big = power_plan(path, metric="mrr", delta=0.10)
     assert small["clusters_needed"] > big["clusters_needed"] >= 2
     assert small["current_clusters"] == 20 and small["current_questions"] == 60
+
+
+def test_power_refuses_bad_arguments_and_degenerate_pairs(tmp_path: Path):
+    a, b = _values(shift=0.03)
+    path = make_run(tmp_path, "p", {"bm25": a, "w0.75": b})
+    for args, text in ((["--delta", "0"], "--delta"), (["--power", "1.5"], "--power")):
+        r = runner.invoke(app, ["power", "--run", str(path), *args])
+        assert r.exit_code == 2 and text in r.output
+    r = runner.invoke(
+        app, ["power", "--run", str(path), "--baseline", str(path), "--system", "bm25", "--system-baseline", "bm25"]
+    )
+    assert r.exit_code == 2 and "all equal" in r.output
+    r = runner.invoke(
+        app,
+        [
+            "power",
+            "--run",
+            str(path),
+            "--baseline",
+            str(path),
+            "--system",
+            "w0.75",
+            "--system-baseline",
+            "bm25",
+            "--json",
+        ],
+    )
+    assert r.exit_code == 0 and json.loads(r.stdout)["paired"] is True

@@ -119,8 +119,10 @@ class Entry:
         return self.run.summary.get("systems", {}).get(self.system, {})
 
     def overall(self, metric: str, slice_name: str = "all") -> dict | None:
-        """``{"mean", "intervals"}`` of a metric over a slice, ``None`` when absent."""
-        return self.summary.get(slice_name, {}).get("overall", {}).get(metric)
+        """``{"mean", "intervals"}`` of a metric over a slice, ``None`` when absent or not available (the system
+        returned no rankings at the metric's level)."""
+        entry = self.summary.get(slice_name, {}).get("overall", {}).get(metric)
+        return entry if entry and entry.get("mean") is not None else None
 
     def rows(self) -> list[dict]:
         """Per-question rows of this system."""

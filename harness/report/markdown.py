@@ -161,7 +161,7 @@ def _depth(data: ReportData) -> list[str]:
     metrics = data.metrics_present(metrics)
     if not metrics:
         return []
-    rows = [[e.label, *[fmt3(e.overall(m)["mean"]) for m in metrics]] for e in data.entries]
+    rows = [[e.label, *[fmt3((e.overall(m) or {}).get("mean")) for m in metrics]] for e in data.entries]
     ranks = rank_lists(data)
     (cd, cdepth) = list(ranks.values())[1]
     rrows = []

@@ -15,6 +15,8 @@ EVIDENCE_METRICS = ("evidence_recall@1", "evidence_recall@5", "evidence_recall@1
 def fmt_interval(entry: dict, method: str = "cr2") -> str:
     """``0.412 [0.301, 0.523]`` from a summary entry ``{"mean": .., "intervals": {method: {...}}}``."""
     mean = entry["mean"]
+    if mean is None:
+        return "n/a"
     iv = entry.get("intervals", {}).get(method)
     if not iv:
         return f"{mean:.3f}"
@@ -92,7 +94,8 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
             qid, cid, _at, _rank, rank = rest.split(" ")
             by_sys.setdefault(system, []).append(f"{qid} {cid}@{rank}")
         for system, items in by_sys.items():
-            console.print(f"  {system}: " + "; ".join(items), highlight=False, soft_wrap=True)
+            more = f"; … {len(items) - 8} more in per_question.jsonl" if len(items) > 8 else ""
+            console.print(f"  {system} ({len(items)}): " + "; ".join(items[:8]) + more, highlight=False, soft_wrap=True)
     ties = []
     for system, s in run.summary["systems"].items():
         fs = s.get("all", {}).get("flag_shares", {})
@@ -105,6 +108,16 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
             ties.append(f"{system} ({', '.join(parts)})")
     if ties:
         console.print("questions whose top-k cut-off fell in a score tie (resolved by id): " + "; ".join(ties))
+    for system, s in run.summary["systems"].items():
+        counts = s.get("all", {}).get("counts", {})
+        if counts.get("n_missing"):
+            console.print(
+                f"[yellow]{system}: {counts['n_missing']} of {counts.get('n_questions')} questions have no ranking "
+                "and score 0[/yellow]"
+            )
+        for lv, ok in (s.get("all", {}).get("levels") or {}).items():
+            if not ok:
+                console.print(f"[yellow]{system}: no {lv.rstrip('s')} rankings; those metrics are n/a[/yellow]")
     warn = run.manifest.get("clusters", {}).get("warning")
     if warn:
         console.print(f"[yellow]warning: {warn}[/yellow]")
@@ -158,6 +171,8 @@ def render_comparison(rep, console: Console | None = None) -> None:
             f"{k['wins']}/{k['ties']}/{k['losses']}",
         )
     console.print(t)
+    for note in getattr(rep, "notes", []):
+        console.print(f"note: {note}", highlight=False)
     first_metric = rep.comparisons[0].metric if rep.comparisons else None
     for c in rep.comparisons:
         if c.metric != first_metric:
