@@ -57,15 +57,19 @@ def library_versions() -> dict[str, str | None]:
 
 
 def git_commit(cwd: str | Path | None = None) -> str | None:
-    """The current git commit of the harness source tree (``None`` outside a checkout), ``+dirty`` if modified."""
+    """The current git commit of the harness source tree (``None`` outside a checkout), with ``+dirty`` when the
+    package or ``pyproject.toml`` has uncommitted changes (data folders such as ``runs/`` do not count)."""
     here = Path(cwd) if cwd else Path(__file__).resolve().parent
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5, check=True
         ).stdout.strip()
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=here,
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "harness", "pyproject.toml"],
+            cwd=top,
             capture_output=True,
             text=True,
             timeout=5,
