@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 
 from harness.retrieve.base import QueryResult, Ranking
-from harness.retrieve.bm25 import have_numba
+from harness.retrieve.bm25 import combine_levels, have_numba
 
 HAVE_NUMBA = have_numba()
 
@@ -33,20 +33,6 @@ def search_many(
     return index.search_many(texts, depth, analysed=analysed, n_threads=n_threads, backend=backend)
 
 
-def _combine(docs, chunks) -> list[QueryResult]:
-    out = []
-    for (d, f1), (c, f2) in zip(docs, chunks, strict=True):
-        flags = {}
-        if f1.get("empty_query") or f2.get("empty_query"):
-            flags["empty_query"] = True
-        if f1.get("tie_at_boundary"):
-            flags["doc_tie_at_boundary"] = True
-        if f2.get("tie_at_boundary"):
-            flags["chunk_tie_at_boundary"] = True
-        out.append(QueryResult(docs=d, chunks=c, flags=flags))
-    return out
-
-
 def search_system_many(
     system,
     queries: Sequence[str],
@@ -59,14 +45,14 @@ def search_system_many(
     """``system.search(queries, ...)`` with an explicit thread count and backend (``auto``, ``numba``, ``numpy``)."""
     terms = [system.analyzer.tokenize(q) for q in queries]
     kw = {"n_threads": n_threads, "analysed": True, "backend": backend}
-    return _combine(
+    return combine_levels(
         system.doc_index.search_many(terms, doc_depth, **kw), system.chunk_index.search_many(terms, chunk_depth, **kw)
     )
 
 
 def per_query_system_search(system, queries: Sequence[str], *, doc_depth: int, chunk_depth: int) -> list[QueryResult]:
     """The former ``BM25System.search``: ``BM25Index.search`` per query on both indexes (the reference path)."""
-    return _combine(
+    return combine_levels(
         [system.doc_index.search(q, doc_depth) for q in queries],
         [system.chunk_index.search(q, chunk_depth) for q in queries],
     )

@@ -353,6 +353,22 @@ class BM25Index:
         return out
 
 
+def combine_levels(docs: Sequence[tuple[Ranking, dict]], chunks: Sequence[tuple[Ranking, dict]]) -> list[QueryResult]:
+    """Pair per-query document and chunk results into :class:`QueryResult` with the system's flags:
+    ``empty_query`` (either level had no known term), ``doc_tie_at_boundary``, ``chunk_tie_at_boundary``."""
+    out = []
+    for (d, f1), (c, f2) in zip(docs, chunks, strict=True):
+        flags = {}
+        if f1.get("empty_query") or f2.get("empty_query"):
+            flags["empty_query"] = True
+        if f1.get("tie_at_boundary"):
+            flags["doc_tie_at_boundary"] = True
+        if f2.get("tie_at_boundary"):
+            flags["chunk_tie_at_boundary"] = True
+        out.append(QueryResult(docs=d, chunks=c, flags=flags))
+    return out
+
+
 def _index_key(corpus: Corpus, analyzer: SpanishAnalyzer, level: str) -> str:
     payload = {
         "corpus_hash": corpus.manifest.corpus_hash,
@@ -520,14 +536,4 @@ class BM25System:
         terms = [self.analyzer.tokenize(q) for q in queries]  # one analysis for both indexes (same analyzer)
         docs = self.doc_index.search_many(terms, doc_depth, analysed=True)
         chunks = self.chunk_index.search_many(terms, chunk_depth, analysed=True)
-        out = []
-        for (d, f1), (c, f2) in zip(docs, chunks, strict=True):
-            flags = {}
-            if f1.get("empty_query") or f2.get("empty_query"):
-                flags["empty_query"] = True
-            if f1.get("tie_at_boundary"):
-                flags["doc_tie_at_boundary"] = True
-            if f2.get("tie_at_boundary"):
-                flags["chunk_tie_at_boundary"] = True
-            out.append(QueryResult(docs=d, chunks=c, flags=flags))
-        return out
+        return combine_levels(docs, chunks)
