@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 from harness.errors import HarnessInputError
@@ -133,15 +134,15 @@ class Chunk:
 
 
 @dataclass(frozen=True)
-class Chunker:
+class Chunker(ABC):
     """Base of versioned chunkers; ``chunker_id`` and ``params`` identify the behaviour exactly."""
 
     chunker_id: str
     params: dict = field(default_factory=dict)
 
-    def chunk(self, doc_id: str, text: str) -> list[Chunk]:  # pragma: no cover - interface
+    @abstractmethod
+    def chunk(self, doc_id: str, text: str) -> list[Chunk]:
         """Split the NFC ``text`` of document ``doc_id`` into chunks."""
-        raise NotImplementedError
 
     def normalize(self, text: str) -> str:
         """The quote normaliser that belongs to this chunker."""
