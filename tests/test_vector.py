@@ -169,7 +169,7 @@ def _check_against_reference(ix: VectorIndex, corpus, emb, qbits, doc_depth, chu
     doc_depth=st.integers(0, 14),
     chunk_depth=st.integers(0, 120),
     half=st.booleans(),
-    backend=st.sampled_from(["sqlite-vec", "numpy"]),
+    backend=st.sampled_from(["sqlite-vec", "numpy", "faiss"]),
 )
 def test_knn_equals_brute_force_with_boundary_ties(knn_setup, qbits, doc_depth, chunk_depth, half, backend):
     corpus, emb, full, half_ix = knn_setup
@@ -214,7 +214,7 @@ def test_search_texts_and_empty_queries(knn_setup):
     with pytest.raises(HarnessInputError, match="bytes per vector"):
         full.search_packed(np.zeros((1, 2), np.uint8), doc_depth=1, chunk_depth=1)
     with pytest.raises(HarnessInputError, match="backend"):
-        full.search(["x"], doc_depth=1, chunk_depth=1, backend="faiss")
+        full.search(["x"], doc_depth=1, chunk_depth=1, backend="annoy")
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -450,9 +450,112 @@ def test_empty_slice_searches_to_empty_rankings(tmp_path):
     with Corpus(db) as c:
         ix = VectorIndex.build(c, tmp_path / "work", FakeEmbedder(), until="2000-01-01")
         assert ix.coverage()["n_indexed_chunks"] == 0
-        for backend in ("sqlite-vec", "numpy"):
+        for backend in ("sqlite-vec", "numpy", "faiss"):
             r = ix.search(["ley"], doc_depth=5, chunk_depth=5, backend=backend)[0]
             assert r.docs == [] and r.chunks == [] and r.flags == {}
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# faiss backend: batched IndexBinaryFlat, exact under the tie rule
+# ------------------------------------------------------------------------------------------------------------------
+
+
+def _triples(results):
+    return [(r.docs, r.chunks, r.flags) for r in results]
+
+
+@pytest.mark.parametrize("depths", [(0, 0), (1, 1), (3, 10), (14, 120), (2, 200), (0, 7), (5, 0)])
+def test_faiss_equals_numpy_on_random_bits_with_many_ties(knn_setup, depths):
+    """8-bit vectors: every distance is shared by many chunks, so faiss's arbitrary tie order must be repaired."""
+    pytest.importorskip("faiss")
+    corpus, emb, full, half = knn_setup
+    doc_depth, chunk_depth = depths
+    q = np.arange(256, dtype=np.uint8)[:, None]  # every possible query
+    for ix in (full, half):
+        before = ix.search_stats["faiss_searches"]
+        a = ix.search_packed(q, doc_depth=doc_depth, chunk_depth=chunk_depth, backend="faiss")
+        b = ix.search_packed(q, doc_depth=doc_depth, chunk_depth=chunk_depth, backend="numpy")
+        assert _triples(a) == _triples(b)
+        assert ix.search_stats["faiss_searches"] - before <= 8  # batched: rounds, not queries
+
+
+def test_faiss_extends_past_the_first_fetch(knn_setup, monkeypatch):
+    """A deep ranking needs k' beyond the first fetch (and up to every chunk): still exact."""
+    pytest.importorskip("faiss")
+    corpus, emb, full, _ = knn_setup
+    n = full.slice.n_chunks
+    q = np.array([[0], [255], [0x5A]], dtype=np.uint8)
+    a = full.search_packed(q, doc_depth=len(full.indexed_doc_ids), chunk_depth=n, backend="faiss")
+    b = full.search_packed(q, doc_depth=len(full.indexed_doc_ids), chunk_depth=n, backend="numpy")
+    assert _triples(a) == _triples(b) and all(len(r.chunks) == n for r in a)
+    # small docs/large depth: tie groups wider than the first fetch force a second round
+    before = full.search_stats["faiss_searches"]
+    a = full.search_packed(q, doc_depth=11, chunk_depth=3, backend="faiss")
+    assert _triples(a) == _triples(full.search_packed(q, doc_depth=11, chunk_depth=3, backend="numpy"))
+    assert full.search_stats["faiss_searches"] - before == 2  # tie groups wider than the first fetch: 2 rounds
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), dim=st.sampled_from([8, 16, 64]))
+def test_faiss_distances_equal_ours(seed, dim):
+    """faiss's binary codes are our packed bytes: its Hamming distances equal ``hamming_distances`` exactly (both
+    popcount the XOR of the same bytes, so the bit order within a byte cannot matter), and it stores the bytes as
+    given (reconstruct round-trips)."""
+    faiss = pytest.importorskip("faiss")
+    from harness.retrieve.binary import hamming_distances
+
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 256, size=(50, dim // 8), dtype=np.uint8)
+    base[10:20] = base[0]  # exact duplicates: ties
+    q = rng.integers(0, 256, size=(7, dim // 8), dtype=np.uint8)
+    index = faiss.IndexBinaryFlat(dim)
+    index.add(base)
+    d, lab = index.search(q, 50)
+    ours = hamming_distances(q, base)
+    for i in range(q.shape[0]):
+        assert np.array_equal(d[i], ours[i, lab[i]])
+        assert sorted(lab[i].tolist()) == list(range(50))
+    assert np.array_equal(index.reconstruct_n(0, 50), base)
+
+
+def test_faiss_on_the_tiny_corpus(tmp_path):
+    pytest.importorskip("faiss")
+    from conftest import write_tiny_corpus
+
+    src = write_tiny_corpus(tmp_path / "tiny")
+    db, _, _ = ingest(src, tmp_path / "work")
+    with Corpus(db) as c:
+        ix = VectorIndex.build(c, tmp_path / "work", FakeEmbedder(dim=16), backend="faiss")
+        queries = ["ley federal del trabajo", "   ", "impuesto sobre la renta", "salud", "x"]
+        for depths in ((1, 1), (3, 5), (10, 50)):
+            a = ix.search(queries, doc_depth=depths[0], chunk_depth=depths[1])
+            b = ix.search(queries, doc_depth=depths[0], chunk_depth=depths[1], backend="numpy")
+            assert _triples(a) == _triples(b)
+        assert ix.config()["backend"] == "faiss"
+
+
+def test_faiss_missing_is_a_clear_input_error(knn_setup, monkeypatch):
+    import sys
+
+    corpus, emb, _, _ = knn_setup
+    ix = VectorIndex(corpus, emb, _.table, _.slice, backend="faiss", stats={})  # fresh: no faiss index built yet
+    monkeypatch.setitem(sys.modules, "faiss", None)
+    with pytest.raises(HarnessInputError, match="faiss backend unavailable: pip install faiss-cpu"):
+        ix.search_packed(np.zeros((1, 1), np.uint8), doc_depth=1, chunk_depth=1)
+
+
+def test_open_vector_system_passes_the_faiss_backend(tmp_path, monkeypatch):
+    pytest.importorskip("faiss")
+    import harness.retrieve.embed as embed_mod
+
+    db = make_db(tmp_path, random_docs(4))
+    monkeypatch.setattr(embed_mod, "load_embedder", lambda *a, **k: FakeEmbedder(dim=8))
+    with Corpus(db) as c:
+        opts = SimpleNamespace(extra={"vector_backend": "faiss"})
+        ix = vector_mod.open_vector_system(c, tmp_path / "work", options=opts)
+        assert ix.backend == "faiss"
+        a = ix.search(["ley", "renta"], doc_depth=3, chunk_depth=6)
+        assert _triples(a) == _triples(ix.search(["ley", "renta"], doc_depth=3, chunk_depth=6, backend="numpy"))
 
 
 # ------------------------------------------------------------------------------------------------------------------

@@ -54,7 +54,13 @@ order among equal distances is a storage artefact, so the KNN query fetches past
 returned, enough of them, and enough distinct documents; the exact ranking is then computed on that set. sqlite-vec
 caps k at 4,096: beyond it the query falls back to an exact numpy popcount scan of the same bits (flag
 ``knn_fallback="numpy"``). ``backend="numpy"`` runs that scan for every query (batched); it returns identical
-rankings.
+rankings. ``backend="faiss"`` (optional ``faiss-cpu``, extra ``faiss``) searches all queries at once in a
+``faiss.IndexBinaryFlat`` built lazily from the same slice bits (:meth:`VectorIndex.packed_bits`; faiss's binary
+codes are the same bytes, and Hamming distance does not depend on the bit order within a byte); faiss breaks
+distance ties arbitrarily, so it fetches ``k'`` past the depth exactly like the sqlite-vec path (k grows x4 for the
+queries whose candidate set is not yet tie-complete, up to every slice chunk) and ranks that set with the same exact
+rule: rankings, scores and flags equal the numpy backend's. sqlite-vec stays the store; faiss is a search engine
+over a copy of its bits in memory (``n * dim / 8`` bytes).
 
 Flags per query: ``empty_query`` (blank text: empty rankings), ``chunk_tie_at_boundary`` / ``doc_tie_at_boundary``
 (some chunk/document left out has the same distance as the last one kept, so the id rule decided the cut),
@@ -93,6 +99,7 @@ from harness.retrieve.binary import (
 )
 
 __all__ = [
+    "BACKENDS",
     "SQLITE_VEC_K_MAX",
     "CorpusSlice",
     "EmbeddingCache",
@@ -104,6 +111,11 @@ __all__ = [
 
 SQLITE_VEC_K_MAX = 4096
 """sqlite-vec refuses ``k`` above this in a KNN query."""
+
+BACKENDS = ("sqlite-vec", "numpy", "faiss")
+"""Search engines of :meth:`VectorIndex.search`; all return identical rankings, scores and flags."""
+
+FAISS_MISSING = "faiss backend unavailable: pip install faiss-cpu"
 
 META_SQL = """
 CREATE TABLE IF NOT EXISTS vector_indexes(
@@ -390,8 +402,9 @@ class VectorIndex:
     """Binary vectors of a corpus (slice) in sqlite-vec; implements the ``Retriever`` protocol as ``"vector"``.
 
     Build with :meth:`build`. Attributes: ``corpus``, ``embedder``, ``table`` (vec0 table name), ``slice``
-    (:class:`CorpusSlice`), ``backend`` (``"sqlite-vec"`` or ``"numpy"``), ``build_stats`` (dict), ``binarize``
-    (``"sign"`` or ``"centered"``), ``center`` (the float32 ``(dim,)`` centring vector, ``None`` for sign bits).
+    (:class:`CorpusSlice`), ``backend`` (``"sqlite-vec"``, ``"numpy"`` or ``"faiss"``), ``build_stats`` (dict),
+    ``binarize`` (``"sign"`` or ``"centered"``), ``center`` (the float32 ``(dim,)`` centring vector, ``None`` for
+    sign bits).
     """
 
     name = "vector"
@@ -408,8 +421,8 @@ class VectorIndex:
         binarize: str = "sign",
         center: np.ndarray | None = None,
     ):
-        if backend not in ("sqlite-vec", "numpy"):
-            raise HarnessInputError(f"backend: {backend!r} is not one of 'sqlite-vec', 'numpy'")
+        if backend not in BACKENDS:
+            raise HarnessInputError(f"backend: {backend!r} is not one of {', '.join(map(repr, BACKENDS))}")
         binarisation_rule(binarize)
         if (binarize == "centered") != (center is not None):
             raise HarnessInputError(f"{table}: binarize={binarize!r} needs a centring vector exactly when centred")
@@ -441,7 +454,8 @@ class VectorIndex:
         self._max_pos = corpus_slice.n_docs
         self._filter = not corpus_slice.is_full
         self._bits: np.ndarray | None = None
-        self.search_stats = {"queries": 0, "knn_calls": 0, "knn_fallbacks": 0}
+        self._faiss = None  # faiss.IndexBinaryFlat over _load_bits(), built on first faiss search
+        self.search_stats = {"queries": 0, "knn_calls": 0, "knn_fallbacks": 0, "faiss_searches": 0}
 
     # ---- build ---------------------------------------------------------------------------------------------------
 
@@ -469,7 +483,7 @@ class VectorIndex:
             index_fraction, until: the slice (see :func:`select_slice`); default the whole corpus.
             progress: show a rich progress bar.
             batch_chunks: chunks per committed batch.
-            backend: default search backend, ``"sqlite-vec"`` or ``"numpy"``.
+            backend: default search backend, ``"sqlite-vec"``, ``"numpy"`` or ``"faiss"`` (optional package).
             binarize: ``"sign"`` (default: bit = value > 0) or ``"centered"`` (bit = value > the slice's mean;
                 its own table; see "Centring rule" in the module docstring).
 
@@ -710,7 +724,7 @@ class VectorIndex:
         Args:
             queries: query texts.
             doc_depth, chunk_depth: ranking depths (>= 0).
-            backend: override the index's default backend (``"sqlite-vec"`` or ``"numpy"``).
+            backend: override the index's default backend (``"sqlite-vec"``, ``"numpy"`` or ``"faiss"``).
 
         Returns:
             One :class:`QueryResult` per query (blank queries: empty rankings, flag ``empty_query``).
@@ -736,8 +750,8 @@ class VectorIndex:
                 another build has re-centred since this index was built.
         """
         be = backend or self.backend
-        if be not in ("sqlite-vec", "numpy"):
-            raise HarnessInputError(f"backend: {be!r} is not one of 'sqlite-vec', 'numpy'")
+        if be not in BACKENDS:
+            raise HarnessInputError(f"backend: {be!r} is not one of {', '.join(map(repr, BACKENDS))}")
         if doc_depth < 0 or chunk_depth < 0:
             raise HarnessInputError(f"depths must be >= 0 (doc_depth={doc_depth}, chunk_depth={chunk_depth})")
         q = np.ascontiguousarray(np.asarray(packed, dtype=np.uint8))
@@ -755,6 +769,8 @@ class VectorIndex:
                 for row in dist:
                     results.append(self._rank(None, row, chunk_depth, doc_depth, {}))
             return results
+        if be == "faiss":
+            return self._faiss_search(q, chunk_depth, doc_depth)
         for qi in q:
             cand = self._sqlite_candidates(qi.tobytes(), chunk_depth, doc_depth)
             if cand is None:
@@ -765,6 +781,55 @@ class VectorIndex:
                 idx, dist = cand
                 results.append(self._rank(idx, dist, chunk_depth, doc_depth, {}))
         return results
+
+    def _faiss_index(self):
+        """The ``faiss.IndexBinaryFlat`` of the slice's bits (built once; raises if faiss is not installed)."""
+        if self._faiss is None:
+            try:
+                import faiss
+            except ImportError:
+                raise HarnessInputError(FAISS_MISSING) from None
+            index = faiss.IndexBinaryFlat(self.dim)
+            bits = self._load_bits()
+            if bits.shape[0]:
+                index.add(np.ascontiguousarray(bits))
+            self._faiss = index
+        return self._faiss
+
+    def _faiss_search(self, q: np.ndarray, chunk_depth: int, doc_depth: int) -> list[QueryResult]:
+        """All queries in one ``IndexBinaryFlat.search`` per round; each query's result is exact (see the module
+        docstring): with ``k'`` fetched, the chunks strictly closer than the ``k'``-th distance are every slice chunk
+        at those distances (faiss returns an exact ``k'``-nearest set), which is tie-complete; a query whose set
+        holds fewer than ``chunk_depth`` chunks or ``doc_depth`` documents is searched again with ``4 k'``, until
+        ``k'`` reaches the slice size (then every chunk is a candidate)."""
+        index = self._faiss_index()
+        n = self._rowids.shape[0]
+        m = q.shape[0]
+        results: list[QueryResult | None] = [None] * m
+        if n == 0 or (chunk_depth == 0 and doc_depth == 0):
+            empty = np.empty(0, dtype=np.int64)
+            return [self._rank(empty, empty, chunk_depth, doc_depth, {}) for _ in range(m)]
+        todo = np.arange(m)
+        k = 2 * max(chunk_depth, doc_depth) + 16
+        while todo.size:
+            k = min(k, n)
+            self.search_stats["faiss_searches"] += 1
+            dist, lab = index.search(q[todo], k)
+            exhausted = k == n
+            retry = []
+            for row, qi in enumerate(todo):
+                d = dist[row].astype(np.int64)
+                idx = lab[row].astype(np.int64)
+                if not exhausted:
+                    keep = d < d[-1]
+                    idx, d = idx[keep], d[keep]
+                if exhausted or (idx.shape[0] >= chunk_depth and np.unique(self._doc_idx[idx]).shape[0] >= doc_depth):
+                    results[qi] = self._rank(idx, d, chunk_depth, doc_depth, {})
+                else:
+                    retry.append(qi)
+            todo = np.asarray(retry, dtype=np.int64)
+            k *= 4
+        return results  # type: ignore[return-value]
 
     def _knn(self, qblob: bytes, k: int) -> tuple[np.ndarray, np.ndarray]:
         self.search_stats["knn_calls"] += 1
