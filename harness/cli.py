@@ -73,7 +73,9 @@ def run(
     model: str = typer.Option(None, help="Embedding model for the vector system (default: the packaged static model)."),
     index_fraction: float = typer.Option(None, help="Vector index: chronological share of chunks to index."),
     until: str = typer.Option(None, help="Vector index: index documents dated up to this ISO date."),
-    vector_backend: str = typer.Option("sqlite-vec", help="Hamming search engine: sqlite-vec or numpy (same results)."),
+    vector_backend: str = typer.Option(
+        "sqlite-vec", help="Hamming search engine: sqlite-vec, numpy or faiss (identical results; faiss is fastest)."
+    ),
     binarize: str = typer.Option("sign", help="Vector bits: sign (value > 0) or centered (value > the slice's mean)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
