@@ -27,8 +27,21 @@ def six_system_run(tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("runs")
     r = CliRunner().invoke(
         app,
-        ["run", "--corpus", str(REAL_CORPUS), "--goldset", str(REAL_GOLDSET), "--systems", SYSTEMS,
-         "--workdir", str(WORKDIR), "--runs-dir", str(runs), "--run-id", "ci"],
+        [
+            "run",
+            "--corpus",
+            str(REAL_CORPUS),
+            "--goldset",
+            str(REAL_GOLDSET),
+            "--systems",
+            SYSTEMS,
+            "--workdir",
+            str(WORKDIR),
+            "--runs-dir",
+            str(runs),
+            "--run-id",
+            "ci",
+        ],
         catch_exceptions=False,
     )
     assert r.exit_code == 0, r.output
@@ -59,9 +72,23 @@ def test_gate_against_the_kept_baseline(six_system_run: Path, tmp_path: Path):
     for system in ("bm25", "w0.75"):
         r = CliRunner().invoke(
             app,
-            ["gate", "--baseline", str(BASELINE), "--candidate", str(six_system_run), "--metric", "mrr",
-             "--margin", "0.02", "--system-baseline", system, "--system-candidate", system,
-             "--verdict", str(tmp_path / f"{system}.json")],
+            [
+                "gate",
+                "--baseline",
+                str(BASELINE),
+                "--candidate",
+                str(six_system_run),
+                "--metric",
+                "mrr",
+                "--margin",
+                "0.02",
+                "--system-baseline",
+                system,
+                "--system-candidate",
+                system,
+                "--verdict",
+                str(tmp_path / f"{system}.json"),
+            ],
         )
         assert r.exit_code == 0, r.output
         verdict = json.loads((tmp_path / f"{system}.json").read_text())
