@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import json
 import os
@@ -85,7 +86,8 @@ def atomic_directory(final: str | Path, *, overwrite: bool = False) -> Iterator[
 
 
 def read_jsonl(path: str | Path) -> list[tuple[int, dict]]:
-    """Read a JSONL file into ``(line_number, object)`` pairs (1-based line numbers, blank lines skipped).
+    """Read a JSONL file (gzip-compressed when its name ends in ``.gz``) into ``(line_number, object)`` pairs
+    (1-based line numbers, blank lines skipped).
 
     Raises:
         HarnessInputError: missing file, non-UTF-8 bytes, a line that is not JSON or not an object
@@ -94,10 +96,12 @@ def read_jsonl(path: str | Path) -> list[tuple[int, dict]]:
     path = Path(path)
     try:
         data = path.read_bytes()
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
     except FileNotFoundError:
         raise HarnessInputError(f"{path}: file not found") from None
-    except OSError as exc:
-        raise HarnessInputError(f"{path}: cannot read ({exc.strerror})") from None
+    except (OSError, EOFError) as exc:
+        raise HarnessInputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -1045,24 +1045,7 @@ def read_outcomes(path: str | Path, *, system: str | None = None) -> list[dict]:
     Raises:
         HarnessInputError: missing or malformed file.
     """
-    path = Path(path)
-    try:
-        raw = gzip.decompress(path.read_bytes()).decode("utf-8")
-    except FileNotFoundError:
-        raise HarnessInputError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HarnessInputError(f"{path}: not a gzip'd UTF-8 JSONL file ({exc})") from None
-    out = []
-    for i, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise HarnessInputError(f"{path}:{i}: malformed JSON ({exc.msg})") from None
-        if system is None or rec.get("system") == system:
-            out.append(rec)
-    return out
+    return [rec for _, rec in read_jsonl(path) if system is None or rec.get("system") == system]
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.retrieve.analyzer import SpanishAnalyzer
 from harness.retrieve.base import QueryResult
-from harness.retrieve.bm25 import BM25Index, BM25System, have_numba
+from harness.retrieve.bm25 import BM25Index, BM25System, combine_levels, have_numba
 
 WORDS = ["agua", "bosque", "río", "sol", "luna", "mar"]  # six distinct stems; tiny vocabulary -> many ties
 BACKENDS = [("numpy", 1)] + ([("numba", 1), ("numba", 2)] if have_numba() else [])
@@ -87,19 +87,10 @@ def test_bad_arguments():
 
 
 def _per_query(system: BM25System, queries, doc_depth, chunk_depth) -> list[QueryResult]:
-    out = []
-    for q in queries:
-        docs, f1 = system.doc_index.search(q, doc_depth)
-        chunks, f2 = system.chunk_index.search(q, chunk_depth)
-        flags = {}
-        if f1.get("empty_query") or f2.get("empty_query"):
-            flags["empty_query"] = True
-        if f1.get("tie_at_boundary"):
-            flags["doc_tie_at_boundary"] = True
-        if f2.get("tie_at_boundary"):
-            flags["chunk_tie_at_boundary"] = True
-        out.append(QueryResult(docs=docs, chunks=chunks, flags=flags))
-    return out
+    return combine_levels(
+        [system.doc_index.search(q, doc_depth) for q in queries],
+        [system.chunk_index.search(q, chunk_depth) for q in queries],
+    )
 
 
 def test_system_search_equals_per_query_path(tiny_corpus: Path, tmp_path: Path):
