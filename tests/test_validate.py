@@ -336,10 +336,43 @@ def test_without_corpus_the_corpus_rules_are_not_checked_never_passed(fx):
             if res.code in CORPUS_CODES:
                 assert res.status == "not_checked"
                 assert res.findings[0].message == "corpus unavailable"
+            elif res.code == "V030" and rec.category != "multi_document":
+                assert res.status == "not_applicable" and res.checks == 0
             else:
                 assert res.status == "pass"
     v005 = next(x for x in r.dataset_results if x.code == "V005")
     assert v005.status == "not_checked"
+
+
+def test_rules_the_contract_does_not_ask_for_are_not_applicable_never_passed(fx):
+    """V016/V017 without per_split/split_grouping, and V030 outside multi_document, are "not applicable": no check
+    is counted, the finding says why, and the set stays valid."""
+    r = fx.run()
+    by = {x.code: x for x in r.dataset_results}
+    for code, where in (("V016", "contract.per_split"), ("V017", "contract.split_grouping")):
+        assert by[code].status == "not_applicable" and by[code].checks == 0
+        assert by[code].findings[0].where == where
+    summary = r.rule_summary()
+    assert set(summary["V030"]) == {"pass", "fail", "not_checked", "not_applicable"}
+    n_md = sum(1 for x in r.records if x.category == "multi_document")
+    assert summary["V030"]["pass"] == n_md > 0
+    assert summary["V030"]["not_applicable"] == len(r.records) - n_md > 0
+    assert all(x.status == "pass" for x in r.records)  # a record with a passing rule is "pass", n/a never lowers it
+    assert r.exit_code == 0 and r.status == "pass"
+    # once the contract asks for them, the same rules are checked
+    fx.contract.write_text(contract_text(per_split={"dev": 4, "test": 3}, split_grouping=True))
+    by = {x.code: x for x in fx.run(contract=fx.contract).dataset_results}
+    assert by["V016"].status == "fail" and by["V017"].status == "pass" and by["V017"].checks > 0
+
+
+def test_worst_status_order():
+    from harness.validate.report import worst
+
+    assert worst([]) == "pass"
+    assert worst(["not_applicable"]) == "not_applicable"
+    assert worst(["not_applicable", "pass"]) == "pass"
+    assert worst(["pass", "not_checked", "not_applicable"]) == "not_checked"
+    assert worst(["not_checked", "fail", "pass"]) == "fail"
 
 
 def test_without_corpus_the_chunker_is_not_looked_up(fx):
@@ -890,7 +923,8 @@ def test_published_v4_with_a_corpus_needs_its_chunker(fx):
 
 @pytest.mark.realcorpus
 @pytest.mark.skipif(not REAL_CORPUS.is_dir(), reason="real corpus ../shared/corpus/mx-leyes-dof absent")
-def test_real_goldset_validates_against_the_real_corpus_in_under_10_seconds():
+def test_real_goldset_validates_against_the_real_corpus():
+    """Correctness only: the speed target (< 10 s) is measured by ``benchmarks/bench_run.py``, not asserted here."""
     if not REAL_DATASET.is_dir():
         pytest.skip(f"{REAL_DATASET.relative_to(ROOT)} does not exist yet (issue 4)")
     t0 = time.perf_counter()
@@ -899,4 +933,3 @@ def test_real_goldset_validates_against_the_real_corpus_in_under_10_seconds():
     print(f"validated {r.counts.questions} questions against {r.corpus['documents']} documents in {elapsed:.2f} s")
     assert r.exit_code == 0, [(s, c, f.where, f.message) for s, c, f in r.failures()][:20]
     assert r.counts.questions == 42 and r.corpus["corpus_id"].startswith("mx-leyes-dof@")
-    assert elapsed < 10.0

@@ -1,7 +1,9 @@
 """The typed validation report, its JSON form and its rich rendering.
 
-Statuses: ``pass``, ``fail``, ``not_checked``. A rule's status for one record (or for the dataset) is ``fail`` if any
-of its checks failed, else ``not_checked`` if any check could not be made (e.g. corpus unavailable), else ``pass``.
+Statuses: ``pass``, ``fail``, ``not_checked``, ``not_applicable``. A rule's status for one record (or for the dataset)
+is ``fail`` if any of its checks failed, else ``not_checked`` if any check could not be made (e.g. corpus unavailable),
+else ``pass`` if any check passed, else ``not_applicable`` (the contract does not ask for the rule, e.g. no
+``per_split``). ``not_applicable`` never changes the exit code.
 Exit code: 1 when any rule fails, else 0 (unusable input never produces a report: it raises
 :class:`harness.errors.HarnessInputError`, exit code 2).
 """
@@ -24,17 +26,18 @@ __all__ = [
     "worst",
 ]
 
-Status = Literal["pass", "fail", "not_checked"]
-_RANK = {"pass": 0, "not_checked": 1, "fail": 2}
+Status = Literal["pass", "fail", "not_checked", "not_applicable"]
+STATUSES: tuple[Status, ...] = ("pass", "fail", "not_checked", "not_applicable")
+_RANK = {"not_applicable": 0, "pass": 1, "not_checked": 2, "fail": 3}
 
 
 def worst(statuses) -> Status:
-    """``fail`` > ``not_checked`` > ``pass``; ``pass`` for no statuses."""
-    out: Status = "pass"
+    """``fail`` > ``not_checked`` > ``pass`` > ``not_applicable``; ``pass`` for no statuses."""
+    out: Status | None = None
     for s in statuses:
-        if _RANK[s] > _RANK[out]:
+        if out is None or _RANK[s] > _RANK[out]:
             out = s
-    return out
+    return out or "pass"
 
 
 @dataclass(frozen=True)
@@ -176,8 +179,8 @@ class ValidationReport:
         return self.exit_code == 0
 
     def rule_summary(self) -> dict[str, dict[str, int]]:
-        """``{code: {"pass": n, "fail": n, "not_checked": n}}`` counted over records (or the dataset)."""
-        out = {r.code: {"pass": 0, "fail": 0, "not_checked": 0} for r in self.rules}
+        """``{code: {status: n}}`` for every status in :data:`STATUSES`, counted over records (or the dataset)."""
+        out = {r.code: dict.fromkeys(STATUSES, 0) for r in self.rules}
         for res in self.dataset_results:
             out[res.code][res.status] += 1
         for rec in self.records:
@@ -219,8 +222,13 @@ class ValidationReport:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
 
-_MARK = {"pass": "[green]✓[/]", "fail": "[bold red]✗[/]", "not_checked": "[yellow]–[/]"}
-_WORD = {"pass": "[green]pass[/]", "fail": "[bold red]fail[/]", "not_checked": "[yellow]not checked[/]"}
+_MARK = {"pass": "[green]✓[/]", "fail": "[bold red]✗[/]", "not_checked": "[yellow]–[/]", "not_applicable": "[dim]·[/]"}
+_WORD = {
+    "pass": "[green]pass[/]",
+    "fail": "[bold red]fail[/]",
+    "not_checked": "[yellow]not checked[/]",
+    "not_applicable": "[dim]n/a[/]",
+}
 
 
 def _short(value: Any, n: int = 100) -> str:
@@ -258,17 +266,18 @@ def render(report: ValidationReport, console) -> None:
 
     summary = report.rule_summary()
     rules = Table(title="Rules")
-    for col in ("code", "rule", "scope", "pass", "fail", "not checked", "status"):
+    for col in ("code", "rule", "scope", "pass", "fail", "not checked", "n/a", "status"):
         rules.add_column(col)
     for r in report.rules:
         s = summary[r.code]
-        st = "fail" if s["fail"] else ("not_checked" if s["not_checked"] else "pass")
-        rules.add_row(r.code, r.name, r.scope, str(s["pass"]), str(s["fail"]), str(s["not_checked"]), _WORD[st])
+        st = worst(k for k in STATUSES if s[k])
+        counts_ = [str(s[k]) for k in ("pass", "fail", "not_checked", "not_applicable")]
+        rules.add_row(r.code, r.name, r.scope, *counts_, _WORD[st])
     console.print(rules)
 
     rec_rules = [r for r in report.rules if r.scope == "record"]
     if report.records:
-        matrix = Table(title="Per record (✓ pass, ✗ fail, – not checked)")
+        matrix = Table(title="Per record (✓ pass, ✗ fail, – not checked, · not applicable)")
         matrix.add_column("id")
         for r in rec_rules:
             matrix.add_column(r.code, justify="center")
@@ -293,6 +302,18 @@ def render(report: ValidationReport, console) -> None:
     )
     for msg in unchecked:
         console.print(f"  [yellow]not checked[/]: {escape(msg)}")
+    inapplicable = sorted(
+        {f"{r.code}: {f.message}" for r in report.dataset_results for f in r.findings if f.status == "not_applicable"}
+        | {
+            f"{r.code}: {f.message}"
+            for rec in report.records
+            for r in rec.rules
+            for f in r.findings
+            if f.status == "not_applicable"
+        }
+    )
+    for msg in inapplicable:
+        console.print(f"  [dim]not applicable[/] {escape(msg)}")
 
     if report.correction is not None:
         cor = report.correction

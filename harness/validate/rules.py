@@ -1,7 +1,9 @@
 """The validation rules: one function per rule, each with a stable code.
 
 Codes never change meaning; a new rule gets a new code. Rules marked *corpus* need ``--corpus``; without it they
-are reported as "not checked: corpus unavailable", never as passed.
+are reported as "not checked: corpus unavailable", never as passed. A rule the contract does not ask for (V016
+without ``per_split``, V017 without ``split_grouping``), or that does not concern a record (V030 outside
+multi_document, V015 without a manifest), is reported as "not applicable", never as passed.
 
 ===== ======================= ======= ====== =========================================================================
 code  name                    scope   corpus checks
@@ -116,6 +118,10 @@ def _fail(msg: str, where: str = "", **details) -> Finding:
 
 def _nc(msg: str, where: str = "") -> Finding:
     return Finding("not_checked", msg, where)
+
+
+def _na(msg: str, where: str = "") -> Finding:
+    return Finding("not_applicable", msg, where)
 
 
 def _line(ctx: Context, i: int) -> str:
@@ -396,7 +402,7 @@ def v015_manifest_consistency(ctx: Context) -> list[Finding]:
     """V015 manifest-consistency: returns one Finding per check (see the module table)."""
     m = ctx.manifest
     if m is None:
-        return [_ok()]
+        return [_na("no manifest", "manifest")]
     out = []
     n = len(ctx.records)
     declared = m.model_fields_set
@@ -456,7 +462,7 @@ def v015_manifest_consistency(ctx: Context) -> list[Finding]:
 def v016_split_count(ctx: Context) -> list[Finding]:
     """V016 split-count: returns one Finding per check (see the module table)."""
     if not ctx.contract.per_split:
-        return [_ok()]
+        return [_na("the contract sets no per_split counts", "contract.per_split")]
     counts: dict[str, int] = defaultdict(int)
     for r in ctx.records:
         counts[r.split or "none"] += 1
@@ -474,7 +480,7 @@ def v016_split_count(ctx: Context) -> list[Finding]:
 def v017_split_grouping(ctx: Context) -> list[Finding]:
     """V017 split-grouping: returns one Finding per check (see the module table)."""
     if not ctx.contract.split_grouping:
-        return [_ok()]
+        return [_na("the contract does not ask for split grouping", "contract.split_grouping")]
     by_doc: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for r in ctx.records:
         for g in r.gold_documents:
@@ -513,7 +519,7 @@ def v021_unique_question(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]
 def v030_multi_document_hops(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
     """V030 multi-document-hops: returns one Finding per check (see the module table)."""
     if rec.category != "multi_document":
-        return [_ok()]
+        return [_na("only multi_document questions", "category")]
     out = []
     n_docs = len({str(g.document_id) for g in rec.gold_documents})
     out.append(
