@@ -8,6 +8,8 @@
    (``timings_s``: the re-ingest check that hashes the corpus, index loading, searches, fusion, metrics and
    bootstrap intervals), best run of each backend.
 3. Once, the command line (``harness run ... --json``) as a user types it, Python start-up and imports included.
+4. ``harness.validate.validate`` of the gold set against the corpus (re-chunking the gold documents), best of
+   ``--repeats`` (the validator's target is under 10 s; the test suite checks correctness only).
 
 Reproduce: ``.venv/bin/python benchmarks/bench_run.py`` (about 2 minutes on 2 cores once the indexes exist).
 """
@@ -33,6 +35,7 @@ from harness.pipeline import RunOptions, run
 from harness.retrieve.bm25 import BM25System
 from harness.retrieve.vector import open_vector_system
 from harness.runs import load_run
+from harness.validate import validate
 
 SYSTEMS = "bm25,vector,rrf,w0.25,w0.5,w0.75"
 
@@ -111,6 +114,16 @@ def main(argv=None) -> dict:
     print(f"   whole run, sqlite-vec backend / numpy backend: {ratio:.2f}x time")
     if cli:
         print(f"   command line `harness run ... --json` (start-up and imports included): {cli:.2f} s")
+    val = []
+    for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        report = validate(args.goldset, corpus_dir=args.corpus)
+        val.append(time.perf_counter() - t0)
+    print(
+        f"   validate the gold set against the corpus: best {min(val):.2f} s, median {np.median(val):.2f} s "
+        f"(target < 10 s; exit code {report.exit_code})"
+    )
+    res["validate_s"] = val
     mrr = {s: summary["systems"][s]["all"]["overall"]["mrr"]["mean"] for s in systems if s in summary["systems"]}
     print("   document MRR (sanity): " + ", ".join(f"{s} {v:.3f}" for s, v in mrr.items()))
     res.update(
