@@ -464,6 +464,8 @@ def known_item(
     reps: int = typer.Option(5000, help="Coverage: samples per design."),
     k: str = typer.Option("5,10,20,40,80", "--K", help="Coverage: documents per sample (SRS design)."),
     workers: int = typer.Option(2, help="Search worker processes."),
+    model: str = typer.Option(None, "--model", help="Embedding model of the vector system (as in `harness embed`)."),
+    workdir: Path = WORKDIR,
     overwrite: bool = typer.Option(False, help="Replace an existing output folder."),
 ) -> None:
     """Label-free known-item evaluation (chunk-as-query, hit@1 micro/macro, ICC, DEFF) on a corpus."""
@@ -480,6 +482,8 @@ def known_item(
                 query_words=query_words,
                 systems=systems,
                 workers=workers,
+                vector_model=model,
+                workdir=workdir,
                 overwrite=overwrite,
                 progress=True,
             )
@@ -493,6 +497,8 @@ def known_item(
                 reps=reps,
                 ks=_csv_ints(k, "--K"),
                 workers=workers,
+                vector_model=model,
+                workdir=workdir,
                 overwrite=overwrite,
                 progress=True,
             )
@@ -504,6 +510,8 @@ def known_item(
                 query_words=query_words,
                 systems=systems,
                 workers=workers,
+                vector_model=model,
+                workdir=workdir,
                 overwrite=overwrite,
                 progress=True,
             )

@@ -548,14 +548,19 @@ def _tfidf_scorer(chunk_tokens: list[list[str]], query_tokens: list[list[str]]) 
     return SparseScorer(index_t, q.astype(np.float32)), config
 
 
-def _vector_scorer(texts: list[str], query_texts: list[str], model: str | None) -> tuple:
+def _vector_scorer(
+    texts: list[str], query_texts: list[str], model: str | None, *, chunker_id: str, workdir: str | Path | None = None
+) -> tuple:
     """The ``vector`` system: sign bits of sentence-transformers embeddings, scored by agreeing bits.
 
     Chunks are embedded with the embedder's passage prompt, queries with its query prompt
     (:func:`harness.retrieve.embed.load_embedder`, default model ``wordllama-l2-supercat-256``), binarised with
     :func:`harness.retrieve.binary.pack_signs` (bit = value > 0); score = ``D - hamming``, so ranking by score is
-    ranking by Hamming distance ascending, ties by chunk id. Embeddings are computed in memory (no cache), because
-    other chunk sizes are not ingested.
+    ranking by Hamming distance ascending, ties by chunk id. With ``workdir``, chunk embeddings go through the
+    shared embedding cache ``<workdir>/embeddings/cache.sqlite`` under ``chunker_id``
+    (:func:`harness.retrieve.vector.cached_passage_embeddings`): at 100-word chunks these are the vectors
+    ``harness embed`` stores, so nothing is embedded twice; other chunk sizes get their own key. Queries are
+    always embedded (they carry the query prompt). Without ``workdir`` everything is embedded in memory.
 
     Raises:
         HarnessInputError: "vector system unavailable: ..." when the embedding stack cannot be imported or the
@@ -572,9 +577,22 @@ def _vector_scorer(texts: list[str], query_texts: list[str], model: str | None) 
         raise HarnessInputError(f"vector system unavailable: {exc} (install the [vectors] extra)") from None
     except HarnessInputError as exc:
         raise HarnessInputError(f"vector system unavailable: {exc}") from None
-    chunk_bits = pack_signs(emb.embed_passages(texts))
+    cache_stats: dict | None = None
+    if workdir is None:
+        passages = emb.embed_passages(texts)
+    else:
+        from harness.retrieve.vector import EmbeddingCache, cached_passage_embeddings
+
+        cache = EmbeddingCache.for_workdir(workdir)
+        try:
+            passages, cache_stats = cached_passage_embeddings(cache, emb, chunker_id, texts)
+        finally:
+            cache.close()
+    chunk_bits = pack_signs(passages)
     query_bits = pack_signs(emb.embed_queries(query_texts))
     config = {"system": "vector", "embedder": emb.config(), "bits": "value > 0, LSB first", "score": "dim - hamming"}
+    if cache_stats is not None:
+        config["embedding_cache"] = {"path": str(Path(workdir) / "embeddings" / "cache.sqlite"), **cache_stats}
     return HammingScorer(query_bits, chunk_bits, emb.dim), config
 
 
@@ -841,6 +859,7 @@ def _run_system(
     batch_size: int,
     progress: bool,
     vector_model: str | None = None,
+    workdir: str | Path | None = None,
 ) -> KnownItemOutcomes:
     t0 = time.perf_counter()
     if name == "bm25":
@@ -848,7 +867,9 @@ def _run_system(
     elif name == "tfidf":
         scorer, config = _tfidf_scorer(tokens, qtokens)
     elif name == "vector":
-        scorer, config = _vector_scorer(cc.texts, cc.query_texts, vector_model)
+        scorer, config = _vector_scorer(
+            cc.texts, cc.query_texts, vector_model, chunker_id=cc.chunker_id, workdir=workdir
+        )
     else:
         raise HarnessInputError(f"--systems: unknown system {name!r} (known: {', '.join(SYSTEMS)})")
     build = time.perf_counter() - t0
@@ -903,6 +924,7 @@ def run_known_item(
     workers: int = 2,
     batch_size: int = 32,
     vector_model: str | None = None,
+    workdir: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = False,
 ) -> KnownItemResult:
@@ -920,6 +942,8 @@ def run_known_item(
         batch_size: queries per block.
         vector_model: embedding model of the ``vector`` system (default ``wordllama-l2-supercat-256``; see
             :func:`harness.retrieve.embed.load_embedder`).
+        workdir: work directory whose embedding cache the ``vector`` system reads and extends (``None``: embed in
+            memory, nothing cached).
         overwrite: replace an existing ``out_dir``.
         progress: show rich progress bars.
 
@@ -963,6 +987,7 @@ def run_known_item(
             batch_size=batch_size,
             progress=progress,
             vector_model=vector_model,
+            workdir=workdir,
         )
     qdoc = cc.chunk_doc[cc.query_chunks]
     n_docs_q = int(np.unique(qdoc).size)
@@ -1097,6 +1122,8 @@ def run_chunk_size_sensitivity(
     query_words: int = 20,
     systems: Sequence[str] | str = ("bm25",),
     workers: int = 2,
+    vector_model: str | None = None,
+    workdir: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = False,
 ) -> SensitivityResult:
@@ -1106,7 +1133,7 @@ def run_chunk_size_sensitivity(
         corpus_dir: corpus folder.
         out_dir: parent output folder; each size goes to ``out_dir/words-<n>``; ``None`` writes nothing.
         sizes: chunk sizes in words.
-        query_words, systems, workers, overwrite, progress: as in :func:`run_known_item`.
+        query_words, systems, workers, vector_model, workdir, overwrite, progress: as in :func:`run_known_item`.
 
     Returns:
         A :class:`SensitivityResult`.
@@ -1122,6 +1149,8 @@ def run_chunk_size_sensitivity(
             query_words=query_words,
             systems=systems,
             workers=workers,
+            vector_model=vector_model,
+            workdir=workdir,
             overwrite=overwrite,
             progress=progress,
         )
@@ -1182,14 +1211,16 @@ def run_study(
     b: int = 999,
     seed: int = 0,
     workers: int = 2,
+    vector_model: str | None = None,
+    workdir: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = False,
 ) -> StudyResult:
     """Known-item run plus coverage study in one call (the issue's "full study from one command").
 
     Args:
-        corpus_dir, out_dir, chunk_words, query_words, min_tail_words, systems, workers, overwrite, progress: as in
-            :func:`run_known_item`.
+        corpus_dir, out_dir, chunk_words, query_words, min_tail_words, systems, workers, vector_model, workdir,
+            overwrite, progress: as in :func:`run_known_item`.
         reps, ks, types, per_type, b, seed: as in :func:`harness.coverage.run_coverage` (population = the first
             system's outcomes).
 
@@ -1204,6 +1235,8 @@ def run_study(
         min_tail_words=min_tail_words,
         systems=systems,
         workers=workers,
+        vector_model=vector_model,
+        workdir=workdir,
         overwrite=overwrite,
         progress=progress,
     )

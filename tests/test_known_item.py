@@ -286,3 +286,101 @@ def test_real_corpus_kernel_matches_bm25s_on_a_sample():
         assert tuple(x[k] for x in got) == ref
         n_tie += ref[2]
     assert got[0].mean() > 0.2
+
+
+class HashedBagEmbedder:
+    """Deterministic bag-of-words embedder (signed feature hashing, 32 dims), counting the passages it embeds."""
+
+    model_id = "hashed-bag-32"
+    weights_sha256 = "0" * 64
+    dim = 32
+
+    def __init__(self):
+        self.passages = 0
+        self.fail_after: int | None = None
+
+    def _vec(self, text: str) -> np.ndarray:
+        import hashlib
+
+        v = np.zeros(self.dim, np.float32)
+        for w in text.lower().split():
+            h = hashlib.sha256(w.encode()).digest()
+            v[h[0] % self.dim] += 1.0 if h[1] & 1 else -1.0
+        return v
+
+    def embed_passages(self, texts):
+        if self.fail_after is not None and self.passages >= self.fail_after:
+            raise RuntimeError("simulated kill")
+        self.passages += len(texts)
+        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def embed_queries(self, texts):
+        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def config(self) -> dict:
+        return {"model_id": self.model_id, "weights_sha256": self.weights_sha256, "dim": self.dim}
+
+
+@pytest.fixture
+def bag(monkeypatch) -> HashedBagEmbedder:
+    import harness.retrieve.embed as embed
+
+    emb = HashedBagEmbedder()
+    monkeypatch.setattr(embed, "load_embedder", lambda *a, **k: emb)
+    return emb
+
+
+def test_vector_system_shares_the_embedding_cache(corpus, tmp_path, bag):
+    """With a work directory the chunk embeddings are read from / written to the shared cache: a second run embeds
+    nothing and gives the same outcomes as an in-memory run; without one, nothing is cached."""
+    work = tmp_path / "work"
+    mem = run_known_item(corpus, None, systems="vector", workers=1, **KW)
+    n_chunks = mem.corpus.n_chunks
+    assert bag.passages == n_chunks and "embedding_cache" not in mem.summary["systems"]["vector"]["config"]
+    assert not work.exists()
+
+    first = run_known_item(corpus, None, systems="vector", workers=1, workdir=work, **KW)
+    n_distinct = len(set(first.corpus.texts))
+    c1 = first.outcomes["vector"].config["embedding_cache"]
+    assert (c1["n_texts"], c1["n_cache_hits"], c1["n_embedded"]) == (n_chunks, 0, n_distinct)
+    assert (work / "embeddings" / "cache.sqlite").is_file()
+
+    bag.passages = 0
+    second = run_known_item(corpus, None, systems="vector", workers=1, workdir=work, **KW)
+    c2 = second.outcomes["vector"].config["embedding_cache"]
+    assert bag.passages == 0 and (c2["n_cache_hits"], c2["n_embedded"]) == (n_distinct, 0)
+    for res in (first, second):
+        o, m = res.outcomes["vector"], mem.outcomes["vector"]
+        assert np.array_equal(o.hit, m.hit) and np.array_equal(o.rank, m.rank) and np.array_equal(o.tie, m.tie)
+
+    # another chunk size is another cache key: its chunks are embedded, the 50-word vectors stay
+    bag.passages = 0
+    other = run_known_item(
+        corpus, None, systems="vector", workers=1, workdir=work, chunk_words=30, min_tail_words=1, query_words=3
+    )
+    assert other.outcomes["vector"].config["embedding_cache"]["n_cache_hits"] == 0 and bag.passages > 0
+
+
+def test_cached_passage_embeddings_resume_and_duplicates(tmp_path):
+    """Duplicates are embedded once; a call killed mid-way keeps its committed batches and the rerun embeds only
+    the rest; rows come back in input order."""
+    from harness.retrieve.vector import EmbeddingCache, cached_passage_embeddings
+
+    texts = [f"texto {i} ley {i % 3}" for i in range(10)] + ["texto 0 ley 0", "texto 1 ley 1"]
+    emb = HashedBagEmbedder()
+    emb.fail_after = 4  # the second batch of 4 dies
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    with pytest.raises(RuntimeError, match="simulated kill"):
+        cached_passage_embeddings(cache, emb, "chunker-x", texts, batch_size=4)
+    emb.fail_after, emb.passages = None, 0
+    vecs, stats = cached_passage_embeddings(cache, emb, "chunker-x", texts, batch_size=4)
+    assert (stats["n_texts"], stats["n_cache_hits"], stats["n_embedded"]) == (12, 4, 6) and emb.passages == 6
+    assert vecs.shape == (12, 32) and vecs.dtype == np.float32
+    assert np.array_equal(vecs, np.stack([emb._vec(t) for t in texts]))
+    _, again = cached_passage_embeddings(cache, emb, "chunker-x", texts)
+    assert (again["n_cache_hits"], again["n_embedded"]) == (10, 0)
+    _, other = cached_passage_embeddings(cache, emb, "chunker-y", texts[:2])
+    assert other["n_embedded"] == 2
+    with pytest.raises(HarnessInputError, match="batch_size"):
+        cached_passage_embeddings(cache, emb, "chunker-x", texts, batch_size=0)
+    cache.close()

@@ -105,6 +105,7 @@ __all__ = [
     "EmbeddingCache",
     "VectorIndex",
     "boundary_tie_summary",
+    "cached_passage_embeddings",
     "chronological_order",
     "select_slice",
 ]
@@ -256,6 +257,70 @@ class EmbeddingCache:
     def count(self, key_id: int) -> int:
         """Number of vectors stored under ``key_id``."""
         return int(self.conn.execute("SELECT count(*) FROM embeddings WHERE key_id=?", (key_id,)).fetchone()[0])
+
+
+def cached_passage_embeddings(
+    cache: EmbeddingCache,
+    embedder,
+    chunker_id: str,
+    texts: Sequence[str],
+    *,
+    batch_size: int = 2048,
+    progress=None,
+) -> tuple[np.ndarray, dict]:
+    """Passage embeddings of ``texts`` through the embedding cache: cached vectors are read, the others embedded
+    (passage prompt) and stored in committed batches, so an interrupted call loses at most one batch.
+
+    The key is the same as :meth:`VectorIndex.build`'s (model id, weights sha256, ``chunker_id``, dimension; texts by
+    the sha256 of their UTF-8 bytes), so chunks that ``harness embed`` already embedded are never embedded again.
+
+    Args:
+        cache: an open :class:`EmbeddingCache`.
+        embedder: a :class:`harness.retrieve.embed.Embedder` (or anything with ``model_id``, ``weights_sha256``,
+            ``dim`` and ``embed_passages``).
+        chunker_id: id of the chunker that made ``texts`` (part of the key).
+        texts: N passage texts (duplicates are embedded once).
+        batch_size: texts per embedded and committed batch (>= 1).
+        progress: optional callable ``progress(n_done_texts)`` called after each batch.
+
+    Returns:
+        ``(vectors, stats)``: float32 array of shape (N, dim), row i for ``texts[i]``; ``stats`` has ``n_texts``,
+        ``n_cache_hits`` (distinct texts read from the cache), ``n_embedded`` (distinct texts sent to the model)
+        and ``embed_seconds``.
+
+    Raises:
+        HarnessInputError: the model returns the wrong shape or non-finite values (nothing of that batch is
+            stored), or the cache holds this key with another dimension.
+    """
+    if batch_size < 1:
+        raise HarnessInputError(f"batch_size={batch_size}: must be >= 1")
+    dim = int(embedder.dim)
+    key = cache.key_id(embedder.model_id, embedder.weights_sha256, chunker_id, dim)
+    shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+    first: dict[str, int] = {}
+    for i, h in enumerate(shas):
+        first.setdefault(h, i)
+    vecs = cache.get_many(key, list(first), dim)
+    missing = [h for h in first if h not in vecs]
+    stats = {"n_texts": len(texts), "n_cache_hits": len(vecs), "n_embedded": len(missing), "embed_seconds": 0.0}
+    for start in range(0, len(missing), batch_size):
+        part = missing[start : start + batch_size]
+        t0 = time.perf_counter()
+        emb = np.asarray(embedder.embed_passages([texts[first[h]] for h in part]), dtype=np.float32)
+        stats["embed_seconds"] += time.perf_counter() - t0
+        if emb.shape != (len(part), dim):
+            raise HarnessInputError(
+                f"embedder {embedder.model_id}: got shape {emb.shape}, expected ({len(part)}, {dim})"
+            )
+        pack_signs(emb)  # refuse NaN/inf before anything is stored
+        cache.put_many(key, part, emb)
+        vecs.update({h: emb[i] for i, h in enumerate(part)})
+        if progress is not None:
+            progress(len(part))
+    out = np.empty((len(texts), dim), dtype=np.float32)
+    for i, h in enumerate(shas):
+        out[i] = vecs[h]
+    return out, stats
 
 
 # --------------------------------------------------------------------------------------------------------------
