@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -751,6 +752,36 @@ def test_missing_contract_is_exit_2_naming_file_and_field(fx, tmp_path):
     with pytest.raises(HarnessInputError) as ei:
         validate(ds, contract=tmp_path / "nope.toml")
     assert _one_line(ei.value).startswith(f"{tmp_path / 'nope.toml'}: contract not found")
+
+
+def test_contract_is_found_beside_the_gold_set_whatever_the_working_directory(fx, tmp_path, monkeypatch):
+    """Without --contract: the validators/ folder of the gold set's nearest ancestor, then ./validators, then the
+    package's; the error lists every folder searched."""
+    from harness.validate import contract_search_dirs
+
+    ds = fx.build()  # <tmp>/ds1, contract in <tmp>/validators
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert contract_search_dirs(ds)[0] == fx.validators.resolve()
+    r = validate(ds)
+    assert r.exit_code == 0 and r.contract == str(fx.contract.resolve())
+
+    # a gold set with no validators/ above it falls back to ./validators
+    other = tmp_path / "other"
+    other.mkdir()
+    moved = Path(shutil.copytree(ds, other / "lonely"))
+    (elsewhere / "validators").mkdir()
+    shutil.copy(fx.contract, elsewhere / "validators" / fx.contract.name)
+    shutil.rmtree(fx.validators)
+    assert not any((a / "validators").is_dir() for a in moved.resolve().parents)
+    assert validate(moved).contract == str((elsewhere / "validators" / fx.contract.name).resolve())
+    (elsewhere / "validators" / fx.contract.name).unlink()
+    with pytest.raises(HarnessInputError) as ei:
+        validate(moved)
+    msg = _one_line(ei.value)
+    assert msg.startswith("tiny-eval-v1.toml: contract not found in ") and str(elsewhere / "validators") in msg
+    assert msg.endswith("pass --contract")
 
 
 @pytest.mark.parametrize(

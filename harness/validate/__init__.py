@@ -14,6 +14,7 @@ Rules and their codes: :mod:`harness.validate.rules`. Contract format and file n
 from harness.validate.contract import (
     DEFAULT_CONTRACTS_DIR,
     Contract,
+    contract_search_dirs,
     contract_slug,
     find_contract,
     load_contract,
@@ -33,6 +34,7 @@ from harness.validate.rules import RULE_INFO, RULES
 
 __all__ = [
     "DEFAULT_CONTRACTS_DIR",
+    "contract_search_dirs",
     "RULES",
     "RULE_INFO",
     "Contract",

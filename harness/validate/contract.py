@@ -1,5 +1,8 @@
 """Gold-set contracts: the per-major-version rules a gold set must meet, read from ``validators/<slug>.toml``.
 
+Where: ``--contract`` (a file or a folder), else the first folder of :func:`contract_search_dirs` holding the file:
+the ``validators/`` of the gold set's nearest ancestor, then ``./validators``, then the one beside the package.
+
 A contract is data, not code. Every minor version of a gold set (``4.0.0``, ``4.1.0`` after a correction...) is
 checked against the same contract, the one of its major version.
 
@@ -44,7 +47,15 @@ from pathlib import Path
 from harness.errors import HarnessInputError
 from harness.goldset.schema import GoldDocument, GoldRecord
 
-__all__ = ["Contract", "DEFAULT_CONTRACTS_DIR", "contract_slug", "find_contract", "load_contract", "major_of"]
+__all__ = [
+    "Contract",
+    "DEFAULT_CONTRACTS_DIR",
+    "contract_search_dirs",
+    "contract_slug",
+    "find_contract",
+    "load_contract",
+    "major_of",
+]
 
 DEFAULT_CONTRACTS_DIR = Path(__file__).resolve().parents[2] / "validators"
 """``validators/`` at the repository root (beside the ``harness`` package)."""
@@ -125,28 +136,70 @@ def contract_slug(name: str, version: str, *, where: str = "manifest") -> str:
     return f"{slug}-v{major_of(version, where=where)}"
 
 
-def find_contract(name: str, version: str, contract: str | Path | None = None, *, where: str = "manifest") -> Path:
+def contract_search_dirs(dataset_dir: str | Path | None = None) -> list[Path]:
+    """Folders searched for a contract when none is given, in order, without duplicates.
+
+    1. ``validators/`` in the nearest ancestor of ``dataset_dir`` that has one (a gold set kept as
+       ``<project>/datasets/<name>/`` finds ``<project>/validators/``, whatever the working directory or install);
+    2. ``./validators`` in the working directory;
+    3. :data:`DEFAULT_CONTRACTS_DIR` (beside the package: the repository of an editable install).
+    """
+    out: list[Path] = []
+    if dataset_dir is not None:
+        start = Path(dataset_dir).resolve()
+        for anc in (start, *start.parents):
+            if (anc / "validators").is_dir():
+                out.append(anc / "validators")
+                break
+    out += [Path.cwd() / "validators", DEFAULT_CONTRACTS_DIR]
+    seen: set[Path] = set()
+    uniq = []
+    for d in out:
+        r = d.resolve()
+        if r not in seen:
+            seen.add(r)
+            uniq.append(d)
+    return uniq
+
+
+def find_contract(
+    name: str,
+    version: str,
+    contract: str | Path | None = None,
+    *,
+    where: str = "manifest",
+    dataset_dir: str | Path | None = None,
+) -> Path:
     """Locate the contract file.
 
     Args:
         name: manifest name.
         version: manifest version.
-        contract: an explicit ``.toml`` file, a folder to look the slug up in, or ``None`` for
-            :data:`DEFAULT_CONTRACTS_DIR`.
+        contract: an explicit ``.toml`` file, a folder to look the slug up in, or ``None`` for the first of
+            :func:`contract_search_dirs` that holds the slug's file.
         where: the manifest path, for messages.
+        dataset_dir: the gold set's folder (starts the ancestor search; ``None``: working directory and package).
 
     Raises:
-        HarnessInputError: the file does not exist (message names the file and the manifest fields used).
+        HarnessInputError: the file does not exist (message names the file, or every folder searched, and the
+            manifest fields used).
     """
+    fields = f"for {where} field name={name!r}, field version={version!r}"
     if contract is not None and not Path(contract).is_dir():
         path = Path(contract)
+    elif contract is not None:
+        path = Path(contract) / f"{contract_slug(name, version, where=where)}.toml"
     else:
-        folder = Path(contract) if contract is not None else DEFAULT_CONTRACTS_DIR
-        path = folder / f"{contract_slug(name, version, where=where)}.toml"
-    if not path.is_file():
+        slug = f"{contract_slug(name, version, where=where)}.toml"
+        dirs = contract_search_dirs(dataset_dir)
+        for d in dirs:
+            if (d / slug).is_file():
+                return d / slug
         raise HarnessInputError(
-            f"{path}: contract not found (for {where} field name={name!r}, field version={version!r})"
+            f"{slug}: contract not found in {', '.join(str(d) for d in dirs)} ({fields}); pass --contract"
         )
+    if not path.is_file():
+        raise HarnessInputError(f"{path}: contract not found ({fields})")
     return path
 
 

@@ -26,8 +26,9 @@ def resolve_contract(goldset: GoldSet, contract: str | Path | Contract | None = 
 
     Args:
         goldset: a loaded gold set.
-        contract: a loaded :class:`Contract`, a ``.toml`` file, a folder to look the slug up in, or ``None`` for
-            ``validators/`` (see :mod:`harness.validate.contract` for the slug rule).
+        contract: a loaded :class:`Contract`, a ``.toml`` file, a folder to look the slug up in, or ``None`` to
+            search :func:`harness.validate.contract.contract_search_dirs` from the gold set's folder (see
+            :mod:`harness.validate.contract` for the slug rule).
 
     Raises:
         HarnessInputError: no manifest and no contract file given; contract missing or malformed; contract for
@@ -43,7 +44,15 @@ def resolve_contract(goldset: GoldSet, contract: str | Path | Contract | None = 
         return load_contract(contract)
     else:
         where = str(goldset.manifest_path)
-        c = load_contract(find_contract(goldset.manifest.name, goldset.manifest.version, contract, where=where))
+        c = load_contract(
+            find_contract(
+                goldset.manifest.name,
+                goldset.manifest.version,
+                contract,
+                where=where,
+                dataset_dir=Path(goldset.records_path).parent,
+            )
+        )
     m = goldset.manifest
     if m is not None:
         if c.dataset != m.name:
