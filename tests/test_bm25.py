@@ -176,7 +176,12 @@ def test_integer_build_bit_identical_to_bm25s(docs):
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k
 
 
-def test_system_integer_build_equals_token_list_build(tiny_corpus: Path, tmp_path: Path):
+@pytest.mark.parametrize("batch", [4096, 3, 1])
+def test_system_integer_build_equals_token_list_build(tiny_corpus: Path, tmp_path: Path, monkeypatch, batch: int):
+    """The streamed build (texts read ``batch`` at a time) equals bm25s's token-list build bit for bit."""
+    import harness.retrieve.bm25 as bm25_mod
+
+    monkeypatch.setattr(bm25_mod, "ANALYSIS_BATCH", batch)
     db, _m, _c = ingest(tiny_corpus, tmp_path / "wd")
     with Corpus(db) as corpus:
         s = BM25System(corpus, tmp_path / "wd")  # built from (item, term, count) arrays
@@ -190,6 +195,19 @@ def test_system_integer_build_equals_token_list_build(tiny_corpus: Path, tmp_pat
         for q in ("concesiones de aguas nacionales", "ley", "artículo primero", "zzz"):
             assert s.chunk_index.search(q, 5) == ref_chunk.search(q, 5)
             assert s.doc_index.search(q, 5) == ref_doc.search(q, 5)
+
+
+def test_iter_chunk_texts_pages_in_rowid_order(tiny_corpus: Path, tmp_path: Path):
+    db, _m, _c = ingest(tiny_corpus, tmp_path / "wd")
+    with Corpus(db) as corpus:
+        _r, chunk_ids, chunk_docs, texts = corpus.chunk_table()
+        assert corpus.chunk_keys() == (chunk_ids, chunk_docs)
+        for batch in (1, 2, 5, len(texts), len(texts) + 7):
+            pages = list(corpus.iter_chunk_texts(batch))
+            assert [t for p in pages for t in p] == texts
+            assert all(len(p) == batch for p in pages[:-1]) and 1 <= len(pages[-1]) <= batch
+        with pytest.raises(ValueError, match="batch=0"):
+            next(corpus.iter_chunk_texts(0))
 
 
 @pytest.mark.realcorpus

@@ -16,6 +16,7 @@ Schema::
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -178,6 +179,32 @@ class Corpus:
         """All chunks in rowid order as parallel lists ``(rowids, chunk_ids, doc_ids, texts)``."""
         rows = self.conn.execute("SELECT rowid, chunk_id, doc_id, text FROM chunks ORDER BY rowid").fetchall()
         return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]
+
+    def chunk_keys(self) -> tuple[list[str], list[str]]:
+        """All chunks in rowid order as parallel lists ``(chunk_ids, doc_ids)`` (no texts)."""
+        rows = self.conn.execute("SELECT chunk_id, doc_id FROM chunks ORDER BY rowid").fetchall()
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def iter_chunk_texts(self, batch: int = 4096) -> Iterator[list[str]]:
+        """Chunk texts in rowid order, ``batch`` at a time (the last list may be shorter; none when empty).
+
+        Keyset pagination on rowid, so at most one batch of texts is alive: a build over millions of chunks never
+        holds them all. The same order as :meth:`chunk_table` and :meth:`chunk_keys`.
+
+        Raises:
+            ValueError: ``batch`` < 1.
+        """
+        if batch < 1:
+            raise ValueError(f"batch={batch}: must be >= 1")
+        last = -1
+        while True:
+            rows = self.conn.execute(
+                "SELECT rowid, text FROM chunks WHERE rowid > ? ORDER BY rowid LIMIT ?", (last, batch)
+            ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [r[1] for r in rows]
 
     def chunk_info(self) -> dict[str, tuple[str, int, list[str]]]:
         """``{chunk_id: (doc_id, chunk_index, heading_path)}``."""

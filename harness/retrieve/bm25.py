@@ -27,7 +27,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import bm25s
@@ -143,7 +143,7 @@ def lucene_csc(item: np.ndarray, term: np.ndarray, count: np.ndarray, length: np
     del order
     indptr = np.zeros(n_terms + 1, dtype=np.int64)  # the dtypes bm25s (scipy CSC from int32 rows) produces
     np.cumsum(df, out=indptr[1:])
-    return {"data": data, "indices": item.astype(np.int32), "indptr": indptr, "num_docs": n_items}
+    return {"data": data, "indices": item.astype(np.int32, copy=False), "indptr": indptr, "num_docs": n_items}
 
 
 def _id_rank(ids: Sequence[str]) -> np.ndarray:
@@ -408,9 +408,8 @@ class BM25System:
         built: dict[str, BM25Index] = {}
         if missing:
             t0 = time.perf_counter()
-            _rowids, chunk_ids, chunk_docs, texts = corpus.chunk_table()
-            chunk = self._chunk_counts(texts)
-            del texts
+            chunk_ids, chunk_docs = corpus.chunk_keys()
+            chunk = self._chunk_counts(corpus.iter_chunk_texts(ANALYSIS_BATCH))
             t_tok = time.perf_counter() - t0
             if "chunk" in missing:
                 t1 = time.perf_counter()
@@ -432,12 +431,16 @@ class BM25System:
             with contextlib.suppress(OSError):
                 self.index_bytes[lv] = sum(p.stat().st_size for p in f.iterdir() if p.is_file())
 
-    def _chunk_counts(self, texts: Sequence[str]):
-        """Chunk texts analysed ``ANALYSIS_BATCH`` at a time straight into (item, term, count, length) arrays."""
+    def _chunk_counts(self, batches: Iterable[Sequence[str]]):
+        """Chunk texts, given as consecutive batches (e.g. :meth:`Corpus.iter_chunk_texts`), analysed one batch at a
+        time straight into (item, term, count, length) arrays: no more than one batch of texts or token lists is
+        alive."""
         vocab: dict[str, int] = {}
         parts = []
-        for s in range(0, len(texts), ANALYSIS_BATCH):
-            parts.append(count_terms(self.analyzer.tokenize_many(texts[s : s + ANALYSIS_BATCH]), vocab, s))
+        offset = 0
+        for texts in batches:
+            parts.append(count_terms(self.analyzer.tokenize_many(texts), vocab, offset))
+            offset += len(texts)
         if not parts:
             parts.append(count_terms([], vocab))
         cols = [list(a) for a in zip(*parts, strict=True)]
