@@ -161,15 +161,25 @@ def _counts_index(ids, toks, a, batch=7) -> BM25Index:
     return BM25Index.build_from_counts(ids, item, term, count, length, vocab, a)
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(["agu", "bosqu", "ri", "sol", "x"]), max_size=12), min_size=1, max_size=40))
-def test_integer_build_bit_identical_to_bm25s(docs):
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(["agu", "bosqu", "ri", "sol", "x"]), max_size=12), min_size=1, max_size=40),
+    st.sampled_from([1, 2, 7, 1 << 20]),
+)
+def test_integer_build_bit_identical_to_bm25s(docs, block):
+    """Any analysis batch and any counting-sort block (CSC_BLOCK) give bm25s's bytes."""
     from hypothesis import assume
+
+    import harness.retrieve.bm25 as bm25_mod
 
     assume(any(docs))
     a = SpanishAnalyzer()
     ids = [f"d{i}" for i in range(len(docs))]
-    ref, got = BM25Index.build(ids, docs, a), _counts_index(ids, docs, a)
+    saved, bm25_mod.CSC_BLOCK = bm25_mod.CSC_BLOCK, block
+    try:
+        ref, got = BM25Index.build(ids, docs, a), _counts_index(ids, docs, a)
+    finally:
+        bm25_mod.CSC_BLOCK = saved
     assert got.vocab == ref.vocab  # same first-occurrence order, bm25s's empty token last
     for k in ("data", "indices", "indptr"):
         x, y = np.asarray(ref.retriever.scores[k]), np.asarray(got.retriever.scores[k])
@@ -227,7 +237,13 @@ def test_integer_build_bit_identical_on_real_chunks():
             ids.append(c.chunk_id)
     texts, ids = texts[:2000], ids[:2000]
     toks = a.tokenize_many(texts)
-    ref, got = BM25Index.build(ids, toks, a), _counts_index(ids, toks, a, batch=300)
+    import harness.retrieve.bm25 as bm25_mod
+
+    saved, bm25_mod.CSC_BLOCK = bm25_mod.CSC_BLOCK, 10_000  # several counting-sort blocks
+    try:
+        ref, got = BM25Index.build(ids, toks, a), _counts_index(ids, toks, a, batch=300)
+    finally:
+        bm25_mod.CSC_BLOCK = saved
     assert got.vocab == ref.vocab
     for k in ("data", "indices", "indptr"):
         x, y = np.asarray(ref.retriever.scores[k]), np.asarray(got.retriever.scores[k])

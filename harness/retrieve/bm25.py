@@ -86,6 +86,7 @@ def top_k_exact(scores: np.ndarray, id_rank: np.ndarray, k: int) -> np.ndarray:
 
 
 ANALYSIS_BATCH = 4096  # chunks analysed at a time by the integer build (bounds the live Python token lists)
+CSC_BLOCK = 1 << 20  # (item, term) rows placed at a time by lucene_csc's counting sort (bounds its temporaries)
 
 
 def count_terms(token_lists: Sequence[Sequence[str]], vocab: dict[str, int], item_offset: int = 0):
@@ -130,20 +131,30 @@ def lucene_csc(item: np.ndarray, term: np.ndarray, count: np.ndarray, length: np
         o = np.argsort(item, kind="stable")
         item, term, count = item[o], term[o], count[o]
         del o
-    order = np.argsort(term, kind="stable")  # rows item-major -> (term, item) order, bm25s's CSC order
     length = np.asarray(length, dtype=np.int64)
-    data = np.empty(order.size, dtype=np.float32)
-    step = 1 << 20  # bounded float64 temporaries
-    for s in range(0, order.size, step):
-        o = order[s : s + step]
-        tf = count[o].astype(np.float32)
-        l_d = length[item[o]]
-        data[s : s + step] = idf[term[o]] * (tf / (k1 * ((1 - b) + b * l_d / avg) + tf))
-    item = item[order]
-    del order
     indptr = np.zeros(n_terms + 1, dtype=np.int64)  # the dtypes bm25s (scipy CSC from int32 rows) produces
     np.cumsum(df, out=indptr[1:])
-    return {"data": data, "indices": item.astype(np.int32, copy=False), "indptr": indptr, "num_docs": n_items}
+    # Counting sort into (term, item) order, block by block of item-major rows: a row goes to
+    # cursor[term] + its rank among the block's rows of that term, so the outputs are written in place and no
+    # full-length permutation is ever held (peak: the inputs, the two outputs and one block of temporaries).
+    data = np.empty(item.size, dtype=np.float32)
+    indices = np.empty(item.size, dtype=np.int32)
+    cursor = indptr[:-1].copy()
+    step = CSC_BLOCK
+    for s in range(0, item.size, step):
+        it, tm, ct = item[s : s + step], term[s : s + step], count[s : s + step]
+        o = np.argsort(tm, kind="stable")  # within the block: by term, item order kept
+        ts = tm[o]
+        starts = np.flatnonzero(np.concatenate([[True], ts[1:] != ts[:-1]]))
+        sizes = np.diff(np.append(starts, ts.size))
+        rank = np.arange(ts.size, dtype=np.int64) - np.repeat(starts, sizes)
+        dest = cursor[ts] + rank
+        cursor[ts[starts]] += sizes
+        tf = ct[o].astype(np.float32)
+        l_d = length[it[o]]
+        data[dest] = idf[ts] * (tf / (k1 * ((1 - b) + b * l_d / avg) + tf))
+        indices[dest] = it[o]
+    return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_items}
 
 
 def _id_rank(ids: Sequence[str]) -> np.ndarray:
