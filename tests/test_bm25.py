@@ -186,12 +186,17 @@ def test_integer_build_bit_identical_to_bm25s(docs, block):
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k
 
 
-@pytest.mark.parametrize("batch", [4096, 3, 1])
-def test_system_integer_build_equals_token_list_build(tiny_corpus: Path, tmp_path: Path, monkeypatch, batch: int):
-    """The streamed build (texts read ``batch`` at a time) equals bm25s's token-list build bit for bit."""
+@pytest.mark.parametrize(("batch", "block"), [(4096, 1 << 22), (3, 7), (1, 1)])
+def test_system_integer_build_equals_token_list_build(
+    tiny_corpus: Path, tmp_path: Path, monkeypatch, batch: int, block: int
+):
+    """The streamed build (texts read ``batch`` at a time, rows summed per document ``block`` at a time, so that
+    documents straddle blocks) equals bm25s's token-list build bit for bit."""
     import harness.retrieve.bm25 as bm25_mod
 
     monkeypatch.setattr(bm25_mod, "ANALYSIS_BATCH", batch)
+    monkeypatch.setattr(bm25_mod, "DOC_BLOCK", block)
+    monkeypatch.setattr(bm25_mod, "CSC_BLOCK", block)
     db, _m, _c = ingest(tiny_corpus, tmp_path / "wd")
     with Corpus(db) as corpus:
         s = BM25System(corpus, tmp_path / "wd")  # built from (item, term, count) arrays
@@ -248,3 +253,19 @@ def test_integer_build_bit_identical_on_real_chunks():
     for k in ("data", "indices", "indptr"):
         x, y = np.asarray(ref.retriever.scores[k]), np.asarray(got.retriever.scores[k])
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(1, 5)), max_size=50))
+def test_sum_by_key_equals_a_dictionary_sum(rows):
+    from collections import Counter
+
+    from harness.retrieve.bm25 import _sum_by_key
+
+    keys = np.asarray([k for k, _ in rows], dtype=np.int64)
+    w = np.asarray([c for _, c in rows], dtype=np.int32)
+    k, s = _sum_by_key(keys, w)
+    ref = Counter()
+    for key, c in rows:
+        ref[key] += c
+    assert k.tolist() == sorted(ref) and s.tolist() == [ref[x] for x in sorted(ref)] and s.dtype == np.int32

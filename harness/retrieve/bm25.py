@@ -87,6 +87,7 @@ def top_k_exact(scores: np.ndarray, id_rank: np.ndarray, k: int) -> np.ndarray:
 
 ANALYSIS_BATCH = 4096  # chunks analysed at a time by the integer build (bounds the live Python token lists)
 CSC_BLOCK = 1 << 20  # (item, term) rows placed at a time by lucene_csc's counting sort (bounds its temporaries)
+DOC_BLOCK = 1 << 22  # chunk (item, term) rows summed per document at a time by the document-index build
 
 
 def count_terms(token_lists: Sequence[Sequence[str]], vocab: dict[str, int], item_offset: int = 0):
@@ -155,6 +156,17 @@ def lucene_csc(item: np.ndarray, term: np.ndarray, count: np.ndarray, length: np
         data[dest] = idf[ts] * (tf / (k1 * ((1 - b) + b * l_d / avg) + tf))
         indices[dest] = it[o]
     return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_items}
+
+
+def _sum_by_key(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(unique keys ascending, summed int32 weights)`` of int64 ``keys`` and int32 ``weights`` of equal length."""
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    weights = weights[order]
+    del order
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]])) if keys.size else keys[:0]
+    sums = np.add.reduceat(weights, starts) if starts.size else weights[:0]
+    return keys[starts], sums.astype(np.int32, copy=False)
 
 
 def _id_rank(ids: Sequence[str]) -> np.ndarray:
@@ -495,18 +507,22 @@ class BM25System:
         e_item = np.asarray(ex_item, dtype=np.int64)
         e_term = np.asarray(ex_term, dtype=np.int64)
         v = max(len(vocab), 1)
-        keys = chunk_doc[item]
-        keys *= v
-        keys += term
-        keys = np.concatenate([keys, e_item * v + e_term])
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        weights = np.concatenate([count, np.ones(e_item.size, dtype=np.int32)])[order]
-        del order
-        starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
-        d_count = np.add.reduceat(weights, starts) if starts.size else weights[:0]
-        ukeys = keys[starts]
-        del keys, weights, starts
+        # Sum counts per (document, term) key block by block of chunk rows, then once more over the block sums
+        # (a document split across blocks is merged there): no temporary spans all chunk rows.
+        part_keys: list[np.ndarray] = []
+        part_counts: list[np.ndarray] = []
+        for s in range(0, item.size, DOC_BLOCK):
+            keys = chunk_doc[item[s : s + DOC_BLOCK]]
+            keys *= v
+            keys += term[s : s + DOC_BLOCK]
+            k, c = _sum_by_key(keys, count[s : s + DOC_BLOCK])
+            part_keys.append(k)
+            part_counts.append(c)
+            del keys
+        part_keys.append(e_item * v + e_term)
+        part_counts.append(np.ones(e_item.size, dtype=np.int32))
+        ukeys, d_count = _sum_by_key(np.concatenate(part_keys), np.concatenate(part_counts))
+        del part_keys, part_counts
         d_len = np.bincount(chunk_doc, weights=length, minlength=len(doc_ids)).astype(np.int64)
         d_len += np.bincount(e_item, minlength=len(doc_ids))
         return doc_ids, (ukeys // v).astype(np.int32), (ukeys % v).astype(np.int32), d_count, d_len, vocab
