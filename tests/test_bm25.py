@@ -186,9 +186,11 @@ def test_integer_build_bit_identical_to_bm25s(docs, block):
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k
 
 
-@pytest.mark.parametrize(("batch", "block"), [(4096, 1 << 22), (3, 7), (1, 1)])
+@pytest.mark.parametrize(
+    ("batch", "block", "ordered"), [(4096, 1 << 22, True), (3, 7, True), (1, 1, True), (3, 7, False)]
+)
 def test_system_integer_build_equals_token_list_build(
-    tiny_corpus: Path, tmp_path: Path, monkeypatch, batch: int, block: int
+    tiny_corpus: Path, tmp_path: Path, monkeypatch, batch: int, block: int, ordered: bool
 ):
     """The streamed build (texts read ``batch`` at a time, rows summed per document ``block`` at a time, so that
     documents straddle blocks) equals bm25s's token-list build bit for bit."""
@@ -197,6 +199,21 @@ def test_system_integer_build_equals_token_list_build(
     monkeypatch.setattr(bm25_mod, "ANALYSIS_BATCH", batch)
     monkeypatch.setattr(bm25_mod, "DOC_BLOCK", block)
     monkeypatch.setattr(bm25_mod, "CSC_BLOCK", block)
+    if not ordered:  # documents out of chunk order: the one-sort fallback of _document_sums
+        real = bm25_mod._document_sums
+
+        def shuffled(chunk_doc, *a):
+            n_docs = a[-1]
+            perm = np.arange(n_docs)[::-1]
+            out_k, out_c = real(perm[chunk_doc], *a[:-1][:3], perm[a[3]], *a[4:])
+            # map back: keys are perm(doc) * v + term; undo the permutation and re-sort
+            v = a[5]
+            doc, term = out_k // v, out_k % v
+            keys = perm[doc] * v + term
+            o = np.argsort(keys, kind="stable")
+            return keys[o], out_c[o]
+
+        monkeypatch.setattr(bm25_mod, "_document_sums", shuffled)
     db, _m, _c = ingest(tiny_corpus, tmp_path / "wd")
     with Corpus(db) as corpus:
         s = BM25System(corpus, tmp_path / "wd")  # built from (item, term, count) arrays
@@ -269,3 +286,34 @@ def test_sum_by_key_equals_a_dictionary_sum(rows):
     for key, c in rows:
         ref[key] += c
     assert k.tolist() == sorted(ref) and s.tolist() == [ref[x] for x in sorted(ref)] and s.dtype == np.int32
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 3, 1 << 22]))
+def test_document_sums_by_ranges_equal_one_sort(seed, block):
+    """The per-document-range path of _document_sums equals one sort over all rows (documents without chunks,
+    extra tokens only, empty inputs included)."""
+    import harness.retrieve.bm25 as bm25_mod
+
+    rng = np.random.default_rng(seed)
+    n_docs, n_chunks, v = int(rng.integers(1, 6)), int(rng.integers(0, 12)), int(rng.integers(1, 7))
+    chunk_doc = np.sort(rng.integers(0, n_docs, n_chunks)).astype(np.int64)
+    rows = [
+        (i, t, int(rng.integers(1, 4)))
+        for i in range(n_chunks)
+        for t in sorted(set(rng.integers(0, v, int(rng.integers(0, 4))).tolist()))
+    ]
+    item = np.array([r[0] for r in rows], np.int32)
+    term = np.array([r[1] for r in rows], np.int32)
+    count = np.array([r[2] for r in rows], np.int32)
+    ne = int(rng.integers(0, 6))
+    e_item = rng.integers(0, n_docs, ne).astype(np.int64)
+    e_term = rng.integers(0, v, ne).astype(np.int64)
+    saved, bm25_mod.DOC_BLOCK = bm25_mod.DOC_BLOCK, block
+    try:
+        k, c = bm25_mod._document_sums(chunk_doc, item, term, count, e_item, e_term, v, n_docs)
+    finally:
+        bm25_mod.DOC_BLOCK = saved
+    keys = np.concatenate([chunk_doc[item] * v + term, e_item * v + e_term])
+    ref_k, ref_c = bm25_mod._sum_by_key(keys, np.concatenate([count, np.ones(ne, np.int32)]))
+    assert k.tolist() == ref_k.tolist() and c.tolist() == ref_c.tolist() and c.dtype == np.int32

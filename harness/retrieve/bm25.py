@@ -169,6 +169,62 @@ def _sum_by_key(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.n
     return keys[starts], sums.astype(np.int32, copy=False)
 
 
+def _document_sums(chunk_doc, item, term, count, e_item, e_term, v: int, n_docs: int):
+    """Summed counts per ``(document, term)`` key ``doc * v + term``, keys ascending.
+
+    Rows: the chunk rows (``item`` chunk positions, ``term``, ``count``) mapped to their document by ``chunk_doc``,
+    plus one count per extra (title/heading) token ``(e_item, e_term)``. When documents are contiguous and in
+    order in the chunk rows (``chunk_doc`` and ``item`` non-decreasing, as ``harness ingest`` writes them), the
+    rows are summed one document range at a time, about ``DOC_BLOCK`` rows each, and the ranges' outputs
+    concatenate in key order: no temporary spans all rows. Otherwise one sort over all rows.
+
+    Returns:
+        ``(keys int64, sums int32)``.
+    """
+    n = int(item.size)
+    extra_keys = e_item * v + e_term
+    ordered = (chunk_doc.size < 2 or bool(np.all(chunk_doc[1:] >= chunk_doc[:-1]))) and (
+        n < 2 or bool(np.all(item[1:] >= item[:-1]))
+    )
+    if not ordered:
+        keys = chunk_doc[item]
+        keys *= v
+        keys += term
+        return _sum_by_key(
+            np.concatenate([keys, extra_keys]), np.concatenate([count, np.ones(extra_keys.size, np.int32)])
+        )
+    e_order = np.argsort(e_item, kind="stable")
+    e_doc, extra_keys = e_item[e_order], extra_keys[e_order]
+    out_k: list[np.ndarray] = []
+    out_c: list[np.ndarray] = []
+    s, d0 = 0, 0
+    while d0 < n_docs:
+        t = min(s + DOC_BLOCK, n)
+        if t >= n:
+            d1, e = n_docs - 1, n
+        else:
+            d1 = int(chunk_doc[item[t - 1]])  # the block ends with the whole of this document
+            last_chunk = int(np.searchsorted(chunk_doc, d1, side="right")) - 1
+            e = int(np.searchsorted(item, last_chunk, side="right"))
+        keys = chunk_doc[item[s:e]]
+        keys *= v
+        keys += term[s:e]
+        lo = int(np.searchsorted(e_doc, d0, side="left"))
+        hi = int(np.searchsorted(e_doc, d1, side="right"))
+        k, c = _sum_by_key(
+            np.concatenate([keys, extra_keys[lo:hi]]),
+            np.concatenate([count[s:e], np.ones(hi - lo, dtype=np.int32)]),
+        )
+        del keys
+        out_k.append(k)
+        out_c.append(c)
+        s, d0 = e, d1 + 1
+    keys_all = np.concatenate(out_k) if out_k else np.zeros(0, np.int64)
+    out_k.clear()
+    sums = np.concatenate(out_c) if out_c else np.zeros(0, np.int32)
+    return keys_all, sums
+
+
 def _id_rank(ids: Sequence[str]) -> np.ndarray:
     order = sorted(range(len(ids)), key=ids.__getitem__)
     rank = np.empty(len(ids), dtype=np.int64)
@@ -507,22 +563,7 @@ class BM25System:
         e_item = np.asarray(ex_item, dtype=np.int64)
         e_term = np.asarray(ex_term, dtype=np.int64)
         v = max(len(vocab), 1)
-        # Sum counts per (document, term) key block by block of chunk rows, then once more over the block sums
-        # (a document split across blocks is merged there): no temporary spans all chunk rows.
-        part_keys: list[np.ndarray] = []
-        part_counts: list[np.ndarray] = []
-        for s in range(0, item.size, DOC_BLOCK):
-            keys = chunk_doc[item[s : s + DOC_BLOCK]]
-            keys *= v
-            keys += term[s : s + DOC_BLOCK]
-            k, c = _sum_by_key(keys, count[s : s + DOC_BLOCK])
-            part_keys.append(k)
-            part_counts.append(c)
-            del keys
-        part_keys.append(e_item * v + e_term)
-        part_counts.append(np.ones(e_item.size, dtype=np.int32))
-        ukeys, d_count = _sum_by_key(np.concatenate(part_keys), np.concatenate(part_counts))
-        del part_keys, part_counts
+        ukeys, d_count = _document_sums(chunk_doc, item, term, count, e_item, e_term, v, len(doc_ids))
         d_len = np.bincount(chunk_doc, weights=length, minlength=len(doc_ids)).astype(np.int64)
         d_len += np.bincount(e_item, minlength=len(doc_ids))
         return doc_ids, (ukeys // v).astype(np.int32), (ukeys % v).astype(np.int32), d_count, d_len, vocab
