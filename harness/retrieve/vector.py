@@ -305,15 +305,8 @@ def cached_passage_embeddings(
     stats = {"n_texts": len(texts), "n_cache_hits": len(vecs), "n_embedded": len(missing), "embed_seconds": 0.0}
     for start in range(0, len(missing), batch_size):
         part = missing[start : start + batch_size]
-        t0 = time.perf_counter()
-        emb = np.asarray(embedder.embed_passages([texts[first[h]] for h in part]), dtype=np.float32)
-        stats["embed_seconds"] += time.perf_counter() - t0
-        if emb.shape != (len(part), dim):
-            raise HarnessInputError(
-                f"embedder {embedder.model_id}: got shape {emb.shape}, expected ({len(part)}, {dim})"
-            )
-        pack_signs(emb)  # refuse NaN/inf before anything is stored
-        cache.put_many(key, part, emb)
+        emb, secs = _embed_into_cache(cache, key, embedder, part, [texts[first[h]] for h in part], dim)
+        stats["embed_seconds"] += secs
         vecs.update({h: emb[i] for i, h in enumerate(part)})
         if progress is not None:
             progress(len(part))
@@ -986,6 +979,19 @@ def _drop_index(conn, table: str) -> None:
     conn.execute("DELETE FROM vector_centers WHERE table_name=?", (table,))
 
 
+def _embed_into_cache(cache: EmbeddingCache, key: int, embedder, shas: list[str], texts: list[str], dim: int):
+    """Embed ``texts`` (passage prompt), check the (len(texts), dim) shape and finiteness, then commit them to the
+    cache under ``shas``; nothing is stored when a check fails. Returns ``(float32 (n, dim), embed_seconds)``."""
+    t0 = time.perf_counter()
+    emb = np.asarray(embedder.embed_passages(texts), dtype=np.float32)
+    secs = time.perf_counter() - t0
+    if emb.shape != (len(texts), dim):
+        raise HarnessInputError(f"embedder {embedder.model_id}: got shape {emb.shape}, expected ({len(texts)}, {dim})")
+    pack_signs(emb)  # refuse NaN/inf before anything is stored
+    cache.put_many(key, shas, emb)
+    return emb, secs
+
+
 def _cached_vectors(conn, cache: EmbeddingCache, key: int, embedder, batch, dim: int):
     """Float vectors of one batch ``[(doc_pos, rowid, text_sha256)]``: from the cache, the missing ones embedded and
     committed to the cache first.
@@ -1006,15 +1012,7 @@ def _cached_vectors(conn, cache: EmbeddingCache, key: int, embedder, batch, dim:
             part = want[i : i + _IN_CHUNK]
             marks = ",".join("?" * len(part))
             texts.update(conn.execute(f"SELECT rowid, text FROM chunks WHERE rowid IN ({marks})", part).fetchall())
-        t0 = time.perf_counter()
-        emb = np.asarray(embedder.embed_passages([texts[r] for r in want]), dtype=np.float32)
-        secs = time.perf_counter() - t0
-        if emb.shape != (len(missing), dim):
-            raise HarnessInputError(
-                f"embedder {embedder.model_id}: got shape {emb.shape}, expected ({len(missing)}, {dim})"
-            )
-        pack_signs(emb)  # refuse NaN/inf before anything is stored
-        cache.put_many(key, missing, emb)
+        emb, secs = _embed_into_cache(cache, key, embedder, missing, [texts[r] for r in want], dim)
         vecs.update({h: emb[i] for i, h in enumerate(missing)})
     return vecs, missing, secs
 
