@@ -548,8 +548,30 @@ def _tfidf_scorer(chunk_tokens: list[list[str]], query_tokens: list[list[str]]) 
     return SparseScorer(index_t, q.astype(np.float32)), config
 
 
+QUERY_EMBED_BLOCK = 4096  # queries embedded per call (fixed, so results do not depend on the progress display)
+
+
+def _embed_in_blocks(fn, texts: list[str], dim: int, progress: bool, label: str) -> np.ndarray:
+    """``fn(texts)`` (an embedder's ``embed_queries`` / ``embed_passages``) called on consecutive blocks of
+    :data:`QUERY_EMBED_BLOCK` texts, rows stacked in input order (float32, shape (len(texts), dim)), a progress
+    bar advanced per block."""
+    parts = []
+    with _progress(progress, len(texts), label) as cb:
+        for s in range(0, len(texts), QUERY_EMBED_BLOCK):
+            parts.append(np.asarray(fn(texts[s : s + QUERY_EMBED_BLOCK]), dtype=np.float32))
+            if cb is not None:
+                cb(len(parts[-1]))
+    return np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
+
+
 def _vector_scorer(
-    texts: list[str], query_texts: list[str], model: str | None, *, chunker_id: str, workdir: str | Path | None = None
+    texts: list[str],
+    query_texts: list[str],
+    model: str | None,
+    *,
+    chunker_id: str,
+    workdir: str | Path | None = None,
+    progress: bool = False,
 ) -> tuple:
     """The ``vector`` system: sign bits of sentence-transformers embeddings, scored by agreeing bits.
 
@@ -560,7 +582,9 @@ def _vector_scorer(
     shared embedding cache ``<workdir>/embeddings/cache.sqlite`` under ``chunker_id``
     (:func:`harness.retrieve.vector.cached_passage_embeddings`): at 100-word chunks these are the vectors
     ``harness embed`` stores, so nothing is embedded twice; other chunk sizes get their own key. Queries are
-    always embedded (they carry the query prompt). Without ``workdir`` everything is embedded in memory.
+    always embedded (they carry the query prompt), :data:`QUERY_EMBED_BLOCK` at a time. Without ``workdir``
+    everything is embedded in memory. ``progress`` shows a bar for the chunk embeddings (cache hits count as done)
+    and one for the queries.
 
     Raises:
         HarnessInputError: "vector system unavailable: ..." when the embedding stack cannot be imported or the
@@ -578,18 +602,20 @@ def _vector_scorer(
     except HarnessInputError as exc:
         raise HarnessInputError(f"vector system unavailable: {exc}") from None
     cache_stats: dict | None = None
+    label = f"embed {emb.model_id}"
     if workdir is None:
-        passages = emb.embed_passages(texts)
+        passages = _embed_in_blocks(emb.embed_passages, texts, emb.dim, progress, f"{label} chunks")
     else:
         from harness.retrieve.vector import EmbeddingCache, cached_passage_embeddings
 
         cache = EmbeddingCache.for_workdir(workdir)
         try:
-            passages, cache_stats = cached_passage_embeddings(cache, emb, chunker_id, texts)
+            with _progress(progress, len(set(texts)), f"{label} chunks (cache)") as cb:
+                passages, cache_stats = cached_passage_embeddings(cache, emb, chunker_id, texts, progress=cb)
         finally:
             cache.close()
     chunk_bits = pack_signs(passages)
-    query_bits = pack_signs(emb.embed_queries(query_texts))
+    query_bits = pack_signs(_embed_in_blocks(emb.embed_queries, query_texts, emb.dim, progress, f"{label} queries"))
     config = {"system": "vector", "embedder": emb.config(), "bits": "value > 0, LSB first", "score": "dim - hamming"}
     if cache_stats is not None:
         config["embedding_cache"] = {"path": str(Path(workdir) / "embeddings" / "cache.sqlite"), **cache_stats}
@@ -868,7 +894,7 @@ def _run_system(
         scorer, config = _tfidf_scorer(tokens, qtokens)
     elif name == "vector":
         scorer, config = _vector_scorer(
-            cc.texts, cc.query_texts, vector_model, chunker_id=cc.chunker_id, workdir=workdir
+            cc.texts, cc.query_texts, vector_model, chunker_id=cc.chunker_id, workdir=workdir, progress=progress
         )
     else:
         raise HarnessInputError(f"--systems: unknown system {name!r} (known: {', '.join(SYSTEMS)})")

@@ -373,7 +373,9 @@ def test_cached_passage_embeddings_resume_and_duplicates(tmp_path):
     with pytest.raises(RuntimeError, match="simulated kill"):
         cached_passage_embeddings(cache, emb, "chunker-x", texts, batch_size=4)
     emb.fail_after, emb.passages = None, 0
-    vecs, stats = cached_passage_embeddings(cache, emb, "chunker-x", texts, batch_size=4)
+    calls: list[int] = []
+    vecs, stats = cached_passage_embeddings(cache, emb, "chunker-x", texts, batch_size=4, progress=calls.append)
+    assert calls == [4, 4, 2] and sum(calls) == len(set(texts))  # cache hits first, then each embedded batch
     assert (stats["n_texts"], stats["n_cache_hits"], stats["n_embedded"]) == (12, 4, 6) and emb.passages == 6
     assert vecs.shape == (12, 32) and vecs.dtype == np.float32
     assert np.array_equal(vecs, np.stack([emb._vec(t) for t in texts]))
@@ -384,3 +386,19 @@ def test_cached_passage_embeddings_resume_and_duplicates(tmp_path):
     with pytest.raises(HarnessInputError, match="batch_size"):
         cached_passage_embeddings(cache, emb, "chunker-x", texts, batch_size=0)
     cache.close()
+
+
+def test_vector_system_blocks_and_progress_do_not_change_outcomes(corpus, tmp_path, bag, monkeypatch):
+    """Queries (and in-memory passages) are embedded QUERY_EMBED_BLOCK at a time; a block size that splits the
+    queries, with the progress bars on, gives exactly the outcomes of one block without bars."""
+    import harness.known_item as ki
+
+    whole = run_known_item(corpus, None, systems="vector", workers=1, **KW)
+    n_q = whole.outcomes["vector"].hit.size
+    monkeypatch.setattr(ki, "QUERY_EMBED_BLOCK", 3)
+    assert n_q > 3 * 2
+    for workdir in (None, tmp_path / "work", tmp_path / "work"):  # in memory, cache filled, cache read
+        blocked = run_known_item(corpus, None, systems="vector", workers=1, workdir=workdir, progress=True, **KW)
+        o, m = blocked.outcomes["vector"], whole.outcomes["vector"]
+        assert np.array_equal(o.hit, m.hit) and np.array_equal(o.rank, m.rank) and np.array_equal(o.tie, m.tie)
+    assert ki._embed_in_blocks(bag.embed_queries, [], bag.dim, False, "x").shape == (0, bag.dim)

@@ -281,7 +281,8 @@ def cached_passage_embeddings(
         chunker_id: id of the chunker that made ``texts`` (part of the key).
         texts: N passage texts (duplicates are embedded once).
         batch_size: texts per embedded and committed batch (>= 1).
-        progress: optional callable ``progress(n_done_texts)`` called after each batch.
+        progress: optional callable ``progress(n)``: once after the cache read with the distinct texts found there,
+            then after each embedded batch with its size; the calls sum to the number of distinct texts.
 
     Returns:
         ``(vectors, stats)``: float32 array of shape (N, dim), row i for ``texts[i]``; ``stats`` has ``n_texts``,
@@ -303,6 +304,8 @@ def cached_passage_embeddings(
     vecs = cache.get_many(key, list(first), dim)
     missing = [h for h in first if h not in vecs]
     stats = {"n_texts": len(texts), "n_cache_hits": len(vecs), "n_embedded": len(missing), "embed_seconds": 0.0}
+    if progress is not None:
+        progress(len(vecs))
     for start in range(0, len(missing), batch_size):
         part = missing[start : start + batch_size]
         emb, secs = _embed_into_cache(cache, key, embedder, part, [texts[first[h]] for h in part], dim)
