@@ -769,6 +769,11 @@ def _fmt_pct(x: float | None, digits: int = 2) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.{digits}f} %"
 
 
+def _fmt_points(x: float | None, digits: int = 2) -> str:
+    """A difference of two proportions in percentage points, signed (``+1.23 pts``)."""
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:+.{digits}f} pts"
+
+
 def _render_summary(summary: dict) -> list:
     from rich.table import Table
 
@@ -831,14 +836,14 @@ def _render_summary(summary: dict) -> list:
             pt.add_column(col)
         pt.add_row(
             "micro",
-            _fmt_pct(p["micro_diff"]),
-            f"[{_fmt_pct(p['micro_ci'][0])}, {_fmt_pct(p['micro_ci'][1])}]",
+            _fmt_points(p["micro_diff"]),
+            f"[{_fmt_points(p['micro_ci'][0])}, {_fmt_points(p['micro_ci'][1])}]",
             f"CR2, df {p['micro_df']:.1f}",
         )
         pt.add_row(
             "macro",
-            _fmt_pct(p["macro_diff"]),
-            f"[{_fmt_pct(p['macro_ci'][0])}, {_fmt_pct(p['macro_ci'][1])}]",
+            _fmt_points(p["macro_diff"]),
+            f"[{_fmt_points(p['macro_ci'][0])}, {_fmt_points(p['macro_ci'][1])}]",
             "t over documents",
         )
         pt.add_row(

@@ -242,6 +242,9 @@ def test_paired_and_rendering(corpus, tmp_path):
     con.print(res)
     text = con.export_text()
     assert "Known-item hit@1" in text and "published" in text
+    p = res.summary["paired"]["bm25 vs tfidf"]
+    assert f"{100 * p['micro_diff']:+.2f} pts" in text  # differences of proportions in signed percentage points
+    assert f"[{100 * p['micro_ci'][0]:+.2f} pts, {100 * p['micro_ci'][1]:+.2f} pts]" in text
 
 
 def test_sensitivity_writes_each_size(corpus, tmp_path):
