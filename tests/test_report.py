@@ -397,6 +397,8 @@ def test_html_parses_holds_every_figure_and_is_self_contained(full_inputs, tmp_p
         assert sec in p.ids
     assert p.tags.get("details", 0) >= 3 + 1  # one per question, plus the collapsible tables
     assert "q-SP-001" in p.ids
+    # known-item paired differences (fixture: micro +0.02 [-0.01, +0.05]) are signed percentage points
+    assert "<td>+2.0 pts</td><td>[-1.0 pts, +5.0 pts]</td>" in text
     # systems from two runs share the name bm25 only once, so labels stay plain
     assert "vector" in text and "base:bm25" not in text
 

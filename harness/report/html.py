@@ -1043,6 +1043,11 @@ def _pct(x) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f} %"
 
 
+def _pts(x) -> str:
+    """A difference of two proportions in signed percentage points."""
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:+.1f} pts"
+
+
 def _section_known_item(data: ReportData, plots) -> str:
     ki = data.known_item
     if ki is None:
@@ -1099,9 +1104,9 @@ def _section_known_item(data: ReportData, plots) -> str:
         for name, p in paired.items():
             mci, aci = p.get("micro_ci") or [None, None], p.get("macro_ci") or [None, None]
             prow.append(
-                f"<tr><td>{esc(name)}</td><td>{_pct(p.get('micro_diff'))}</td>"
-                f"<td>[{_pct(mci[0])}, {_pct(mci[1])}]</td><td>{_pct(p.get('macro_diff'))}</td>"
-                f"<td>[{_pct(aci[0])}, {_pct(aci[1])}]</td><td>{p.get('only_a', '-')}/{p.get('only_b', '-')}</td></tr>"
+                f"<tr><td>{esc(name)}</td><td>{_pts(p.get('micro_diff'))}</td>"
+                f"<td>[{_pts(mci[0])}, {_pts(mci[1])}]</td><td>{_pts(p.get('macro_diff'))}</td>"
+                f"<td>[{_pts(aci[0])}, {_pts(aci[1])}]</td><td>{p.get('only_a', '-')}/{p.get('only_b', '-')}</td></tr>"
             )
         parts.append(
             "<table><thead><tr><th class='l'>paired (B - A)</th><th>micro diff</th><th>95 % CI (CR2)</th>"
