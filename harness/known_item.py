@@ -548,17 +548,17 @@ def _tfidf_scorer(chunk_tokens: list[list[str]], query_tokens: list[list[str]]) 
     return SparseScorer(index_t, q.astype(np.float32)), config
 
 
-QUERY_EMBED_BLOCK = 4096  # queries embedded per call (fixed, so results do not depend on the progress display)
+EMBED_BLOCK = 4096  # texts (queries, in-memory passages) embedded per call; fixed, so the display changes nothing
 
 
 def _embed_in_blocks(fn, texts: list[str], dim: int, progress: bool, label: str) -> np.ndarray:
     """``fn(texts)`` (an embedder's ``embed_queries`` / ``embed_passages``) called on consecutive blocks of
-    :data:`QUERY_EMBED_BLOCK` texts, rows stacked in input order (float32, shape (len(texts), dim)), a progress
+    :data:`EMBED_BLOCK` texts, rows stacked in input order (float32, shape (len(texts), dim)), a progress
     bar advanced per block."""
     parts = []
     with _progress(progress, len(texts), label) as cb:
-        for s in range(0, len(texts), QUERY_EMBED_BLOCK):
-            parts.append(np.asarray(fn(texts[s : s + QUERY_EMBED_BLOCK]), dtype=np.float32))
+        for s in range(0, len(texts), EMBED_BLOCK):
+            parts.append(np.asarray(fn(texts[s : s + EMBED_BLOCK]), dtype=np.float32))
             if cb is not None:
                 cb(len(parts[-1]))
     return np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
@@ -582,7 +582,7 @@ def _vector_scorer(
     shared embedding cache ``<workdir>/embeddings/cache.sqlite`` under ``chunker_id``
     (:func:`harness.retrieve.vector.cached_passage_embeddings`): at 100-word chunks these are the vectors
     ``harness embed`` stores, so nothing is embedded twice; other chunk sizes get their own key. Queries are
-    always embedded (they carry the query prompt), :data:`QUERY_EMBED_BLOCK` at a time. Without ``workdir``
+    always embedded (they carry the query prompt), :data:`EMBED_BLOCK` at a time. Without ``workdir``
     everything is embedded in memory. ``progress`` shows a bar for the chunk embeddings (cache hits count as done)
     and one for the queries.
 

@@ -392,13 +392,13 @@ def test_cached_passage_embeddings_resume_and_duplicates(tmp_path):
 
 
 def test_vector_system_blocks_and_progress_do_not_change_outcomes(corpus, tmp_path, bag, monkeypatch):
-    """Queries (and in-memory passages) are embedded QUERY_EMBED_BLOCK at a time; a block size that splits the
+    """Queries (and in-memory passages) are embedded EMBED_BLOCK at a time; a block size that splits the
     queries, with the progress bars on, gives exactly the outcomes of one block without bars."""
     import harness.known_item as ki
 
     whole = run_known_item(corpus, None, systems="vector", workers=1, **KW)
     n_q = whole.outcomes["vector"].hit.size
-    monkeypatch.setattr(ki, "QUERY_EMBED_BLOCK", 3)
+    monkeypatch.setattr(ki, "EMBED_BLOCK", 3)
     assert n_q > 3 * 2
     for workdir in (None, tmp_path / "work", tmp_path / "work"):  # in memory, cache filled, cache read
         blocked = run_known_item(corpus, None, systems="vector", workers=1, workdir=workdir, progress=True, **KW)

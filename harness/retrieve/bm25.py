@@ -176,7 +176,7 @@ def _document_sums(chunk_doc, item, term, count, e_item, e_term, v: int, n_docs:
     plus one count per extra (title/heading) token ``(e_item, e_term)``. When documents are contiguous and in
     order in the chunk rows (``chunk_doc`` and ``item`` non-decreasing, as ``harness ingest`` writes them), the
     rows are summed one document range at a time, about ``DOC_BLOCK`` rows each, and the ranges' outputs
-    concatenate in key order: no temporary spans all rows. Otherwise one sort over all rows.
+    concatenate in key order: no temporary spans all rows. Otherwise one range holds all rows (one sort).
 
     Returns:
         ``(keys int64, sums int32)``.
@@ -186,20 +186,14 @@ def _document_sums(chunk_doc, item, term, count, e_item, e_term, v: int, n_docs:
     ordered = (chunk_doc.size < 2 or bool(np.all(chunk_doc[1:] >= chunk_doc[:-1]))) and (
         n < 2 or bool(np.all(item[1:] >= item[:-1]))
     )
-    if not ordered:
-        keys = chunk_doc[item]
-        keys *= v
-        keys += term
-        return _sum_by_key(
-            np.concatenate([keys, extra_keys]), np.concatenate([count, np.ones(extra_keys.size, np.int32)])
-        )
+    block = DOC_BLOCK if ordered else max(n, 1)  # unordered: one range over all rows (one sort)
     e_order = np.argsort(e_item, kind="stable")
     e_doc, extra_keys = e_item[e_order], extra_keys[e_order]
     out_k: list[np.ndarray] = []
     out_c: list[np.ndarray] = []
     s, d0 = 0, 0
     while d0 < n_docs:
-        t = min(s + DOC_BLOCK, n)
+        t = min(s + block, n)
         if t >= n:
             d1, e = n_docs - 1, n
         else:
