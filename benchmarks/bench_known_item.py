@@ -1,11 +1,11 @@
 """Known-item search throughput and coverage-study wall time on the real corpus, in one run.
 
-* Known-item search (``harness.known_item.known_item_search``): queries per second for ``bm25`` and ``tfidf`` on a
-  contiguous slice of the real corpus's queries (``--queries``, default 8,192) against all ~92k chunks, with 1 and
-  2 workers (interleaved rounds, best of ``--repeats``). For contrast, the same slice scored by scipy's sparse
-  product ``Q @ W.T`` (SMMP; the product alone, no outcome extraction), which the dense-block kernel replaced.
-* Coverage study (``harness.coverage.run_coverage``): wall time of the whole study (five K values and the two-stage
-  design, ``--reps`` 5,000, B = 999) on the bm25 population, with 1 and 2 threads.
+* Known-item search (``harness.studies.known_item.known_item_search``): queries per second for ``bm25`` and
+  ``tfidf`` on a contiguous slice of the real corpus's queries (``--queries``, default 8,192) against all ~92k chunks,
+  with 1 and 2 workers (interleaved rounds, best of ``--repeats``). For contrast, the same slice scored by scipy's
+  sparse product ``Q @ W.T`` (SMMP; the product alone, no outcome extraction), which the dense-block kernel replaced.
+* Coverage study (``harness.studies.coverage.run_coverage``): wall time of the whole study (five K values and the
+  two-stage design, ``--reps`` 5,000, B = 999) on the bm25 population, with 1 and 2 threads.
 
 Reproduce: ``.venv/bin/python benchmarks/bench_known_item.py`` (about 3-4 minutes on 2 cores; ``--json out.json``).
 """
@@ -18,9 +18,9 @@ import time
 import numpy as np
 from common import DEFAULT_CORPUS, header, interleaved_best, peak_rss_mb, write_json
 
-from harness.coverage import Population, run_coverage
-from harness.known_item import _bm25_scorer, _id_rank, _tfidf_scorer, chunk_corpus, known_item_search
 from harness.retrieve.analyzer import SpanishAnalyzer
+from harness.studies.coverage import Population, run_coverage
+from harness.studies.known_item import _bm25_scorer, _id_rank, _tfidf_scorer, chunk_corpus, known_item_search
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 1. Pre-build (timed, reported, excluded): ingest, the BM25 chunk and document indexes, the vector index of the default
    static model (embedding every chunk once; later runs reuse the cache and the sqlite-vec table).
-2. ``harness.pipeline.run`` for ``bm25,vector,rrf,w0.25,w0.5,w0.75`` on the gold set (default
+2. ``harness.evaluation.pipeline.run`` for ``bm25,vector,rrf,w0.25,w0.5,w0.75`` on the gold set (default
    ``datasets/mx-leyes-dof-eval-v1``), ``--repeats`` times per vector backend (sqlite-vec, the production single-query
    path, and numpy, the batched scan), interleaved; wall time per run and the run record's own phase timings
    (``timings_s``: the re-ingest check that hashes the corpus, index loading, searches, fusion, metrics and
@@ -30,11 +30,11 @@ from common import DEFAULT_CORPUS, DEFAULT_GOLDSET, REPO, header, peak_rss_mb, w
 
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
+from harness.evaluation.pipeline import RunOptions, run
+from harness.evaluation.runs import load_run
 from harness.goldset.io import load_goldset
-from harness.pipeline import RunOptions, run
 from harness.retrieve.bm25 import BM25System
 from harness.retrieve.vector import open_vector_system
-from harness.runs import load_run
 from harness.validate import validate
 
 SYSTEMS = "bm25,vector,rrf,w0.25,w0.5,w0.75"
@@ -100,7 +100,7 @@ def main(argv=None) -> dict:
         shutil.rmtree(runs_dir, ignore_errors=True)
 
     n_q = len(gs.records)
-    print(f"\n-- {args.repeats} runs per vector backend, interleaved (wall time of harness.pipeline.run)")
+    print(f"\n-- {args.repeats} runs per vector backend, interleaved (wall time of harness.evaluation.pipeline.run)")
     for backend, w in walls.items():
         best = int(np.argmin(w))
         tm = timings[backend][best]

@@ -21,11 +21,11 @@ __version__ = "0.1.0"
 
 _VERBS = {
     "load_goldset": ("harness.goldset.io", "load_goldset"),
-    "run": ("harness.pipeline", "run"),
-    "evaluate": ("harness.pipeline", "evaluate_rankings"),
-    "compare": ("harness.compare", "compare_runs"),
-    "gate": ("harness.compare", "gate"),
-    "load_run": ("harness.runs", "load_run"),
+    "run": ("harness.evaluation.pipeline", "run"),
+    "evaluate": ("harness.evaluation.pipeline", "evaluate_rankings"),
+    "compare": ("harness.evaluation.compare", "compare_runs"),
+    "gate": ("harness.evaluation.compare", "gate"),
+    "load_run": ("harness.evaluation.runs", "load_run"),
 }
 
 __all__ = ["__version__", *_VERBS]

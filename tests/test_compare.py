@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
-from harness.compare import compare_runs, gate, power_plan
 from harness.errors import IncomparableError
-from harness.runs import RUN_SCHEMA_VERSION, write_run_record
+from harness.evaluation.compare import compare_runs, gate, power_plan
+from harness.evaluation.runs import RUN_SCHEMA_VERSION, write_run_record
 
 runner = CliRunner()
 CATS = ["single_passage", "multi_document", "monitoring", "cross_reference"]

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import stats
-from harness.coverage import (
+from harness.errors import HarnessInputError
+from harness.studies.coverage import (
     Population,
     _quantiles7,
     _replicate_cr2_se,
@@ -26,7 +27,6 @@ from harness.coverage import (
     run_coverage,
     study_design,
 )
-from harness.errors import HarnessInputError
 
 
 def suff(y, sizes):
@@ -385,7 +385,7 @@ def test_load_population_errors(tmp_path):
 
 
 def test_load_coverage_round_trip(tmp_path):
-    from harness.coverage import load_coverage
+    from harness.studies.coverage import load_coverage
 
     pop = icc0_population(d=100)
     res = run_coverage(pop, reps=50, ks=(5,), types=0, b=39, out_dir=tmp_path, plots=False)

@@ -12,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import HarnessInputError
-from harness.known_item import (
+from harness.retrieve.analyzer import SpanishAnalyzer
+from harness.retrieve.bm25 import BM25Index
+from harness.studies.known_item import (
     SparseScorer,
     _block_outcomes,
     _bm25_scorer,
@@ -24,8 +26,6 @@ from harness.known_item import (
     run_chunk_size_sensitivity,
     run_known_item,
 )
-from harness.retrieve.analyzer import SpanishAnalyzer
-from harness.retrieve.bm25 import BM25Index
 
 # Every section (text under a "##" heading) is one chunk when chunk_words is large: chunks never cross headings.
 DOCS = {
@@ -255,8 +255,8 @@ def test_sensitivity_writes_each_size(corpus, tmp_path):
 
 
 def test_run_study_known_item_then_coverage(corpus, tmp_path):
-    from harness.coverage import load_coverage
-    from harness.known_item import run_study
+    from harness.studies.coverage import load_coverage
+    from harness.studies.known_item import run_study
 
     res = run_study(corpus, tmp_path / "study", reps=50, ks=(2, 4), types=0, b=39, workers=1, **KW)
     assert res.known_item.summary["systems"]["bm25"]["micro_hit1"] == pytest.approx(0.6)
@@ -394,7 +394,7 @@ def test_cached_passage_embeddings_resume_and_duplicates(tmp_path):
 def test_vector_system_blocks_and_progress_do_not_change_outcomes(corpus, tmp_path, bag, monkeypatch):
     """Queries (and in-memory passages) are embedded EMBED_BLOCK at a time; a block size that splits the
     queries, with the progress bars on, gives exactly the outcomes of one block without bars."""
-    import harness.known_item as ki
+    import harness.studies.known_item as ki
 
     whole = run_known_item(corpus, None, systems="vector", workers=1, **KW)
     n_q = whole.outcomes["vector"].hit.size

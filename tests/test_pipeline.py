@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import REFERENCE_V4
 
+from harness.evaluation.pipeline import RunOptions, cr2_df, evaluate_rankings, run
+from harness.evaluation.runs import load_run
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import load_goldset
-from harness.pipeline import RunOptions, cr2_df, evaluate_rankings, run
-from harness.runs import load_run
 
 
 @pytest.mark.realcorpus

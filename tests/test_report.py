@@ -3,7 +3,8 @@
 The fixtures build real run records with the pipeline (BM25 on the tiny corpus), then add systems whose rankings are
 seeded perturbations of BM25's, scored by the same ``score_results`` and written by ``write_run_record`` - the same
 format a six-system run writes, including the fully covered slice. Known-item and coverage outputs are written in the
-format of ``harness.known_item`` / ``harness.coverage`` (and, when those modules import, produced by them).
+format of ``harness.studies.known_item`` / ``harness.studies.coverage`` (and, when those modules import,
+produced by them).
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ import pytest
 from conftest import write_tiny_corpus, write_tiny_goldset
 
 from harness.errors import HarnessInputError, IncomparableError
+from harness.evaluation.pipeline import RunOptions, run, score_results
+from harness.evaluation.runs import load_run, write_run_record
 from harness.goldset.io import load_goldset
 from harness.goldset.schema import CATEGORIES, CATEGORY_PREFIX
-from harness.pipeline import RunOptions, run, score_results
 from harness.report import plots
 from harness.report.html import FIGURE_IDS, build_report, figure_ids, render_html, write_report
 from harness.report.markdown import MAX_CHARS, render_markdown
 from harness.retrieve.base import QueryResult
-from harness.runs import load_run, write_run_record
 
 # --------------------------------------------------------------------------------------------------------------
 # Fixture builders (also used by test_report_browser.py)
@@ -192,7 +193,7 @@ def make_base_run(tmp: Path, *, forty_two: bool = False, run_id: str = "base") -
 
 def write_known_item_outputs(folder: Path, *, systems=("bm25", "tfidf"), n_docs: int = 60, seed: int = 1) -> Path:
     """A known-item output folder (``summary.json``, ``per_document.jsonl``, ``coverage.json``) in the format of
-    ``harness.known_item`` / ``harness.coverage``."""
+    ``harness.studies.known_item`` / ``harness.studies.coverage``."""
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
     lines, sys_summ = [], {}
@@ -339,12 +340,12 @@ def test_report_from_stored_run_without_rerunning_retrieval(tmp_path: Path, monk
     # retrieval is impossible now: no corpus, no indexes, and the system set refuses to be built
     shutil.rmtree(corpus)
     shutil.rmtree(tmp_path / "wd")
-    import harness.systems
+    import harness.retrieve.registry
 
     def boom(*a, **k):
         raise AssertionError("the report must not run retrieval")
 
-    monkeypatch.setattr(harness.systems, "SystemSet", boom)
+    monkeypatch.setattr(harness.retrieve.registry, "SystemSet", boom)
     out = write_report([base], tmp_path / "r.html")
     text = out.read_text("utf-8")
     p = parse(text)
@@ -423,7 +424,7 @@ def test_markdown_for_42_questions_and_six_systems_fits_a_comment(tmp_path: Path
 
 
 def test_forest_rows_agree_with_the_gate(full_inputs):
-    from harness.compare import gate
+    from harness.evaluation.compare import gate
 
     data = build_report([full_inputs["six"]], margin=0.05, reps=1000)
     assert data.baseline is not None and data.baseline.label == "vector"
@@ -526,8 +527,8 @@ def test_styles_differ_beyond_colour():
 
 def test_report_of_real_known_item_and_coverage_outputs(full_inputs, tmp_path: Path):
     """When the known-item and coverage modules are importable, their own outputs feed the report."""
-    ki_mod = pytest.importorskip("harness.known_item")
-    cov_mod = pytest.importorskip("harness.coverage")
+    ki_mod = pytest.importorskip("harness.studies.known_item")
+    cov_mod = pytest.importorskip("harness.studies.coverage")
     corpus = tmp_path / "kc"
     rng = np.random.default_rng(0)
     vocab = [f"palabra{i}" for i in range(300)]

@@ -29,12 +29,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import HarnessInputError
+from harness.evaluation.pipeline import RunOptions, score_results
+from harness.evaluation.runs import write_run_record
+from harness.evaluation.sweep import SweepResult, choose_weight, parse_weight_grid, render_sweep, sweep
 from harness.goldset.io import load_goldset
-from harness.pipeline import RunOptions, score_results
 from harness.retrieve.base import QueryResult
 from harness.retrieve.fusion import FusionSpec
-from harness.runs import write_run_record
-from harness.sweep import SweepResult, choose_weight, parse_weight_grid, render_sweep, sweep
 
 TYPES = {
     # (bm25 {item: score}, vector {item: hamming distance})

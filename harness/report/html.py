@@ -1,8 +1,9 @@
 """One self-contained HTML report (figures inlined as SVG) from run records, and the ``write_report`` entry point.
 
-Everything shown is read from files only - run records (:func:`harness.runs.load_run`), optionally a known-item
-output folder (``summary.json``, ``per_document.jsonl``; :mod:`harness.known_item`) and a coverage study
-(``coverage.json``; :mod:`harness.coverage`) - so any past run can be reported again without re-running retrieval.
+Everything shown is read from files only - run records (:func:`harness.evaluation.runs.load_run`), optionally a
+known-item output folder (``summary.json``, ``per_document.jsonl``; :mod:`harness.studies.known_item`) and a coverage
+study (``coverage.json``; :mod:`harness.studies.coverage`) - so any past run can be reported again without re-running
+retrieval.
 The gold set is read (best effort) from the path the run recorded, for question texts and quotes only.
 
 Sections and their stable element ids (see :data:`FIGURE_IDS` for the figures):
@@ -37,9 +38,9 @@ from pathlib import Path
 
 from harness import __version__
 from harness.errors import HarnessInputError
+from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.io import atomic_write_text, read_json, read_jsonl, sha256_file
-from harness.runs import RunRecord, check_comparable, load_run
 
 #: Stable element ids of the figures (the ``<figure>`` element; its ``<svg>`` has the id plus ``-svg``).
 FIGURE_IDS: dict[str, str] = {
@@ -308,7 +309,7 @@ def _paired_rows(
     """
     from scipy import stats as sps
 
-    from harness.compare import compare_runs
+    from harness.evaluation.compare import compare_runs
     from harness.stats import holm
 
     rows: list[dict] = []
@@ -431,7 +432,7 @@ def build_report(
             ``coverage.json`` and ``coverage`` is not given, that is used too.
         coverage: a ``coverage.json`` file or the folder holding it.
         compare_metrics: metrics of the paired comparisons.
-        reps: sign flips of the randomisation test (:func:`harness.compare.compare_runs`).
+        reps: sign flips of the randomisation test (:func:`harness.evaluation.compare.compare_runs`).
 
     Returns:
         The :class:`ReportData`.
@@ -1120,7 +1121,7 @@ def _section_known_item(data: ReportData, plots) -> str:
 
 def _coverage_labels() -> dict[str, str]:
     try:
-        from harness.coverage import METHODS
+        from harness.studies.coverage import METHODS
     except ImportError:  # pragma: no cover - the coverage module ships with the harness
         return {}
     return {k: v[1] + (" (macro)" if v[0] == "macro" else "") for k, v in METHODS.items()}
@@ -1128,7 +1129,7 @@ def _coverage_labels() -> dict[str, str]:
 
 def _coverage_order() -> list[str]:
     try:
-        from harness.coverage import METHODS
+        from harness.studies.coverage import METHODS
     except ImportError:  # pragma: no cover
         return []
     return list(METHODS)
@@ -1138,7 +1139,7 @@ def coverage_series(cov: dict) -> tuple[dict, dict, list]:
     """``(coverage series, width series, srs designs)`` for the plots from a ``coverage.json`` dict.
 
     Series are ``{panel: {method: [(K, coverage, margin)]}}`` / ``{panel: {method: [(K, width)]}}``, panels
-    ``without FPC`` and ``with FPC (1 - K/D)``, methods in :data:`harness.coverage.METHODS` order.
+    ``without FPC`` and ``with FPC (1 - K/D)``, methods in :data:`harness.studies.coverage.METHODS` order.
     """
     srs = sorted(
         (d for d in cov.get("designs", []) if d.get("design") == "srs" and d.get("rows")), key=lambda d: d["K"]

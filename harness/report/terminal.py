@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from harness.evaluation.runs import RunRecord
 from harness.goldset.schema import CATEGORIES
-from harness.runs import RunRecord
 
 MAIN_METRICS = ("mrr", "recall@5", "recall@10", "all_hop@10")
 EVIDENCE_METRICS = ("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@20")
@@ -130,7 +130,8 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
 
 
 def render_comparison(rep, console: Console | None = None) -> None:
-    """Print a :class:`harness.compare.ComparisonReport`: one row per (pair, metric), then per-category rows."""
+    """Print a :class:`harness.evaluation.compare.ComparisonReport`: one row per (pair, metric), then per-category
+    rows."""
     console = console or Console()
     cl = rep.clustering
     t = Table(

@@ -1154,8 +1154,8 @@ def open_vector_system(corpus: Corpus, workdir: str | Path, *, options=None, pro
     Args:
         corpus: open corpus (read-write).
         workdir: work directory (embedding cache, extracted models).
-        options: a :class:`harness.pipeline.RunOptions` (only ``extra`` is read: ``model``, ``index_fraction``,
-            ``until``, ``vector_backend``, ``binarize`` (``"sign"`` when absent or ``None``)).
+        options: a :class:`harness.evaluation.pipeline.RunOptions` (only ``extra`` is read: ``model``,
+            ``index_fraction``, ``until``, ``vector_backend``, ``binarize`` (``"sign"`` when absent or ``None``)).
         progress: progress bar while embedding.
     """
     from harness.retrieve.embed import DEFAULT_MODEL, load_embedder

@@ -20,10 +20,10 @@ from dataclasses import replace
 
 from harness.stats._core import as_vector
 from harness.stats.bootstrap import bootstrap_intervals, cluster_bootstrap
-from harness.stats.compare import holm, paired, randomization_test
 from harness.stats.cr2 import cr2
 from harness.stats.design import design_effect, icc_anova, lag1_autocorrelation
 from harness.stats.interval import Interval
+from harness.stats.paired import holm, paired, randomization_test
 from harness.stats.power import clusters_needed, minimum_detectable_difference
 from harness.stats.simple import cluster_t, iid_wald, iid_wald_effective
 

@@ -1,7 +1,7 @@
 """Interval coverage on the user's own corpus: the known-item outcomes as a finite population, sampled R times.
 
 The population is one known-item system's per-document sufficient statistics ``(n_i, s_i)`` (queries and hits of
-document i; :mod:`harness.known_item`). Its values are the micro rate ``theta = sum(s) / sum(n)`` and the macro
+document i; :mod:`harness.studies.known_item`). Its values are the micro rate ``theta = sum(s) / sum(n)`` and the macro
 rate ``mu = mean(s_i / n_i)``. An evaluator's sampling design is repeated ``reps`` times; in each replicate every
 interval method computes its 95 % interval from the sampled documents' chunk outcomes, and we count how often it
 covers the population value (Monte Carlo margin ``1.96 sqrt(p (1 - p) / R)``) and its mean width.

@@ -62,9 +62,9 @@ import scipy.sparse as sp
 
 from harness.corpus.chunker import MdWordsChunker, decode_source
 from harness.corpus.ingest import scan_corpus
-from harness.coverage import CoverageResult, design_diagnostics, run_coverage
 from harness.errors import HarnessInputError
 from harness.io import atomic_directory, atomic_write_json, read_jsonl
+from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
 
 __all__ = [
     "PUBLISHED",
@@ -1214,8 +1214,8 @@ class StudyResult:
 
     Attributes:
         known_item: the :class:`KnownItemResult` (files in ``out_dir``).
-        coverage: the :class:`harness.coverage.CoverageResult` (``coverage.json``, ``coverage.csv`` and plots in the
-            same folder).
+        coverage: the :class:`harness.studies.coverage.CoverageResult` (``coverage.json``, ``coverage.csv`` and plots
+            in the same folder).
     """
 
     known_item: KnownItemResult
@@ -1252,7 +1252,7 @@ def run_study(
     Args:
         corpus_dir, out_dir, chunk_words, query_words, min_tail_words, systems, workers, vector_model, workdir,
             overwrite, progress: as in :func:`run_known_item`.
-        reps, ks, types, per_type, b, seed: as in :func:`harness.coverage.run_coverage` (population = the first
+        reps, ks, types, per_type, b, seed: as in :func:`harness.studies.coverage.run_coverage` (population = the first
             system's outcomes).
 
     Returns:

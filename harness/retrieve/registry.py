@@ -30,7 +30,7 @@ class SystemSet:
         names: system names in the order to report them.
         corpus: open corpus.
         workdir: derived files.
-        options: a :class:`harness.pipeline.RunOptions`.
+        options: a :class:`harness.evaluation.pipeline.RunOptions`.
         progress: progress bars while building.
         log: one-line messages.
 

@@ -1,7 +1,7 @@
 """Paired comparisons between systems, the non-inferiority gate, and power planning, from run records only.
 
-All three read per-question metric vectors from run records (:mod:`harness.runs`), align them by question id and
-use the clusters recorded with the baseline run (connected components of questions sharing gold documents by
+All three read per-question metric vectors from run records (:mod:`harness.evaluation.runs`), align them by question
+id and use the clusters recorded with the baseline run (connected components of questions sharing gold documents by
 default), so questions that share documents are not counted as independent trials.
 """
 
@@ -14,9 +14,9 @@ import numpy as np
 from scipy import stats as sps
 
 from harness.errors import HarnessInputError
+from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.io import atomic_write_json
-from harness.runs import RunRecord, check_comparable, load_run
 from harness.stats import (
     clusters_needed,
     design_effect,

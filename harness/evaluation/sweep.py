@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import HarnessInputError
+from harness.evaluation.runs import RunRecord, load_run
 from harness.goldset.io import GoldSet, load_goldset
 from harness.metrics import MetricSpec, question_metrics
 from harness.retrieve.fusion import weighted_fusion
-from harness.runs import RunRecord, load_run
 
 __all__ = ["SweepResult", "choose_weight", "parse_weight_grid", "render_sweep", "sweep"]
 

@@ -17,11 +17,7 @@ from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError, StaleGoldsetError
-from harness.goldset.clusters import question_clusters
-from harness.goldset.io import GoldSet, load_goldset
-from harness.metrics import MetricSpec, aggregate, question_metrics
-from harness.retrieve.base import QueryResult
-from harness.runs import (
+from harness.evaluation.runs import (
     RUN_SCHEMA_VERSION,
     default_run_id,
     git_commit,
@@ -30,6 +26,10 @@ from harness.runs import (
     trec_run_lines,
     write_run_record,
 )
+from harness.goldset.clusters import question_clusters
+from harness.goldset.io import GoldSet, load_goldset
+from harness.metrics import MetricSpec, aggregate, question_metrics
+from harness.retrieve.base import QueryResult
 from harness.stats import all_intervals, cr2
 
 DEFAULT_DOC_DEPTH = 50
@@ -253,7 +253,7 @@ def run(
     Raises:
         HarnessInputError: unusable input (see :func:`check_goldset_against_corpus`, ingest, unknown system).
     """
-    from harness.systems import SystemSet
+    from harness.retrieve.registry import SystemSet
 
     options = options or RunOptions()
     say = log or (lambda _m: None)
@@ -365,7 +365,7 @@ def evaluate_rankings(
     Raises:
         HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids.
     """
-    from harness.rankings_io import read_rankings
+    from harness.evaluation.trec import read_rankings
 
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")

@@ -1,0 +1,99 @@
+"""Verbs that prepare a corpus: ingest and embed."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from harness.cli._common import WORKDIR, _fail, app, console
+from harness.errors import HarnessError
+
+
+@app.command()
+def ingest(
+    corpus_dir: Path = typer.Argument(..., help="Corpus folder: Markdown files plus optional metadata.jsonl."),
+    workdir: Path = WORKDIR,
+    chunker: str = typer.Option("md-words-v1", help="Chunker id."),
+    name: str = typer.Option(None, help="Corpus name (default: folder name)."),
+) -> None:
+    """Ingest a Markdown corpus into the corpus database (a no-op when unchanged)."""
+    from harness.corpus.ingest import ingest as do_ingest
+
+    t0 = time.perf_counter()
+    try:
+        db, man, created = do_ingest(corpus_dir, workdir, chunker_id=chunker, name=name, progress=True)
+    except HarnessError as exc:
+        _fail(exc)
+    state = "ingested" if created else "unchanged, nothing to do"
+    secs = man.ingest_seconds if created else time.perf_counter() - t0
+    console.print(
+        f"{man.corpus_id}: {man.n_documents} documents, {man.n_chunks} chunks, {man.n_words} words, "
+        f"{man.date_min} .. {man.date_max}, chunker {man.chunker_id} ({state}; {secs:.1f} s)\n{db}"
+    )
+
+
+@app.command()
+def embed(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (ingested first if needed)."),
+    workdir: Path = WORKDIR,
+    model: str = typer.Option(None, help="Model: wordllama (default, packaged), minilm, a local folder or a hub id."),
+    index_fraction: float = typer.Option(None, help="Index whole documents in date order until this share of chunks."),
+    until: str = typer.Option(None, help="Index documents dated up to this ISO date."),
+    batch_chunks: int = typer.Option(2048, help="Chunks per committed batch (an interrupted build resumes)."),
+    engine: str = typer.Option("local", help="local, or ray (extra 'ray': Ray Data workers on 127.0.0.1)."),
+    workers: int = typer.Option(2, help="Ray workers (engine ray)."),
+    binarize: str = typer.Option("sign", help="sign (value > 0) or centered (value > the slice's mean; own table)."),
+    device: str = typer.Option("cpu", help="Ray workers' device: cpu or cuda (GPU actors)."),
+    shard_size: int = typer.Option(2048, help="Ray: chunks per shard (the unit of retry and resume)."),
+) -> None:
+    """Build or extend the binary vector index (cached, resumable)."""
+    from harness.corpus.ingest import ingest as do_ingest
+    from harness.corpus.store import Corpus
+    from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
+    from harness.retrieve.vector import VectorIndex
+
+    try:
+        db, _man, _created = do_ingest(corpus, workdir, progress=True)
+        with Corpus(db) as cp:
+            if engine == "ray":
+                from harness.retrieve.ray_embed import ray_build
+
+                stats = ray_build(
+                    cp,
+                    workdir,
+                    model=model or DEFAULT_MODEL,
+                    index_fraction=index_fraction,
+                    until=until,
+                    workers=workers,
+                    device=device,
+                    shard_size=shard_size,
+                    binarize=binarize,
+                    progress=True,
+                )
+                console.print(stats)
+                return
+            if engine != "local":
+                raise HarnessError(f"--engine: {engine!r} is not 'local' or 'ray'")
+            emb = load_embedder(model or DEFAULT_MODEL, models_dir=workdir / "models")
+            idx = VectorIndex.build(
+                cp,
+                workdir,
+                emb,
+                index_fraction=index_fraction,
+                until=until,
+                progress=True,
+                batch_chunks=batch_chunks,
+                binarize=binarize,
+            )
+            cov = idx.coverage()
+            st = idx.build_stats
+    except HarnessError as exc:
+        _fail(exc)
+    console.print(
+        f"{emb.model_id} ({emb.dim} {idx.binarize} bits): {cov['n_indexed_chunks']}/{cov['n_total_chunks']} chunks "
+        "indexed "
+        f"({cov['n_indexed_docs']}/{cov['n_total_docs']} documents); embedded {st['n_embedded']}, cache hits "
+        f"{st['n_cache_hits']}, inserted {st['n_inserted']} in {st['seconds']:.1f} s"
+    )

@@ -1,0 +1,108 @@
+"""Verbs that score systems: run and evaluate."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from harness.cli._common import RUNS_DIR, WORKDIR, _fail, app, console, err_console
+from harness.errors import HarnessError
+
+
+@app.command()
+def run(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
+    goldset: Path = typer.Option(..., "--goldset", help="Dataset folder or JSONL."),
+    systems: str = typer.Option("bm25", help="Comma-separated: bm25, vector, rrf, rrf:k=K, wW, two-stage:S."),
+    workdir: Path = WORKDIR,
+    runs_dir: Path = RUNS_DIR,
+    run_id: str = typer.Option(None, "--run-id", help="Run record name (default: time-based, unique)."),
+    doc_depth: int = typer.Option(50, help="Document ranking depth."),
+    chunk_depth: int = typer.Option(200, help="Chunk ranking depth."),
+    clustering: str = typer.Option("components", help="components | first-document | none."),
+    seed: int = typer.Option(0, help="Seed for bootstrap intervals."),
+    bootstrap_reps: int = typer.Option(5000, "--bootstrap-reps", help="Cluster bootstrap replicates."),
+    model: str = typer.Option(None, help="Embedding model for the vector system (default: the packaged static model)."),
+    index_fraction: float = typer.Option(None, help="Vector index: chronological share of chunks to index."),
+    until: str = typer.Option(None, help="Vector index: index documents dated up to this ISO date."),
+    vector_backend: str = typer.Option(
+        "sqlite-vec", help="Hamming search engine: sqlite-vec, numpy or faiss (identical results; faiss is fastest)."
+    ),
+    binarize: str = typer.Option("sign", help="Vector bits: sign (value > 0) or centered (value > the slice's mean)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Run systems on a gold set over a corpus, print the tables and write a run record."""
+    from harness.evaluation.pipeline import RunOptions
+    from harness.evaluation.pipeline import run as do_run
+    from harness.evaluation.runs import load_run
+    from harness.report.terminal import render_run
+
+    opts = RunOptions(
+        doc_depth=doc_depth,
+        chunk_depth=chunk_depth,
+        clustering=clustering,
+        seed=seed,
+        bootstrap_reps=bootstrap_reps,
+        extra={
+            "model": model,
+            "index_fraction": index_fraction,
+            "until": until,
+            "vector_backend": vector_backend,
+            "binarize": binarize,
+        },
+    )
+    log = (lambda m: err_console.print(m, highlight=False)) if not as_json else None
+    try:
+        path = do_run(
+            goldset,
+            corpus,
+            systems.split(","),
+            workdir=workdir,
+            runs_dir=runs_dir,
+            run_id=run_id,
+            options=opts,
+            progress=not as_json,
+            log=log,
+        )
+        rec = load_run(path)
+    except HarnessError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(rec.summary, indent=2, ensure_ascii=False) + "\n")
+    else:
+        render_run(rec, console)
+        console.print(f"run record: {path}")
+
+
+@app.command()
+def evaluate(
+    goldset: Path = typer.Option(..., "--goldset", help="Dataset folder or JSONL."),
+    rankings: Path = typer.Option(..., "--rankings", help="TREC run file or JSONL of ranked ids with scores."),
+    runs_dir: Path = RUNS_DIR,
+    run_id: str = typer.Option(None, "--run-id"),
+    level: str = typer.Option(None, help="Force 'document' or 'chunk' for a TREC file."),
+    doc_depth: int = typer.Option(50),
+    chunk_depth: int = typer.Option(200),
+    clustering: str = typer.Option("components"),
+    seed: int = typer.Option(0),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Score rankings produced by any other system with the same metrics and write a run record."""
+    from harness.evaluation.pipeline import RunOptions, evaluate_rankings
+    from harness.evaluation.runs import load_run
+    from harness.report.terminal import render_run
+
+    opts = RunOptions(doc_depth=doc_depth, chunk_depth=chunk_depth, clustering=clustering, seed=seed)
+    try:
+        path = evaluate_rankings(goldset, rankings, runs_dir=runs_dir, run_id=run_id, options=opts, level=level)
+        rec = load_run(path)
+    except HarnessError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(rec.summary, indent=2, ensure_ascii=False) + "\n")
+    else:
+        render_run(rec, console)
+        console.print(f"run record: {path}")

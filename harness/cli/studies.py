@@ -1,0 +1,113 @@
+"""Label-free studies: known-item and coverage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from harness.cli._common import WORKDIR, _csv_ints, _fail, app, console
+from harness.errors import HarnessError
+
+
+@app.command("known-item")
+def known_item(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
+    out: Path = typer.Option(..., "--out", help="Output folder (written atomically)."),
+    chunk_words: str = typer.Option(
+        "100", help="Chunk size in words; a comma list (50,100,400) runs the sensitivity study."
+    ),
+    query_words: int = typer.Option(20, help="Query = the first N words of each chunk."),
+    systems: str = typer.Option("bm25", help="Comma-separated: bm25, tfidf, vector (the first is system A)."),
+    coverage: bool = typer.Option(False, "--coverage", help="Also run the coverage study on the outcomes."),
+    reps: int = typer.Option(5000, help="Coverage: samples per design."),
+    k: str = typer.Option("5,10,20,40,80", "--K", help="Coverage: documents per sample (SRS design)."),
+    workers: int = typer.Option(2, help="Search worker processes."),
+    model: str = typer.Option(None, "--model", help="Embedding model of the vector system (as in `harness embed`)."),
+    workdir: Path = WORKDIR,
+    overwrite: bool = typer.Option(False, help="Replace an existing output folder."),
+) -> None:
+    """Label-free known-item evaluation (chunk-as-query, hit@1 micro/macro, ICC, DEFF) on a corpus."""
+
+    from harness.studies.known_item import run_chunk_size_sensitivity, run_known_item, run_study
+
+    try:
+        sizes = _csv_ints(chunk_words, "--chunk-words")
+        if len(sizes) > 1:
+            res = run_chunk_size_sensitivity(
+                corpus,
+                out,
+                sizes=sizes,
+                query_words=query_words,
+                systems=systems,
+                workers=workers,
+                vector_model=model,
+                workdir=workdir,
+                overwrite=overwrite,
+                progress=True,
+            )
+        elif coverage:
+            res = run_study(
+                corpus,
+                out,
+                chunk_words=sizes[0],
+                query_words=query_words,
+                systems=systems,
+                reps=reps,
+                ks=_csv_ints(k, "--K"),
+                workers=workers,
+                vector_model=model,
+                workdir=workdir,
+                overwrite=overwrite,
+                progress=True,
+            )
+        else:
+            res = run_known_item(
+                corpus,
+                out,
+                chunk_words=sizes[0],
+                query_words=query_words,
+                systems=systems,
+                workers=workers,
+                vector_model=model,
+                workdir=workdir,
+                overwrite=overwrite,
+                progress=True,
+            )
+    except HarnessError as exc:
+        _fail(exc)
+    console.print(res)
+    console.print(f"outputs: {out}")
+
+
+@app.command("coverage")
+def coverage_cmd(
+    population: Path = typer.Option(..., "--population", help="A known-item output folder (per_document.jsonl)."),
+    reps: int = typer.Option(5000, help="Samples per design."),
+    k: str = typer.Option("5,10,20,40,80", "--K", help="Documents per sample (SRS design)."),
+    types: int = typer.Option(6, help="Two-stage design: types sampled (0 skips the design)."),
+    per_type: int = typer.Option(4, help="Two-stage design: documents per type."),
+    b: int = typer.Option(999, "--B", help="Inner bootstrap replicates."),
+    seed: int = typer.Option(0),
+    system: str = typer.Option(None, help="Which system's outcomes (default: the first)."),
+    out: Path = typer.Option(None, "--out", help="Output folder (default: the population folder)."),
+) -> None:
+    """Coverage of interval methods when an evaluator samples documents from this corpus (seeded simulation)."""
+
+    from harness.studies.coverage import run_coverage
+
+    try:
+        res = run_coverage(
+            population,
+            reps=reps,
+            ks=_csv_ints(k, "--K"),
+            types=types,
+            per_type=per_type,
+            b=b,
+            seed=seed,
+            system=system,
+            out_dir=out,
+        )
+    except HarnessError as exc:
+        _fail(exc)
+    console.print(res)

@@ -1,0 +1,94 @@
+"""The committed baseline record is the project's reference: re-running its systems with its recorded options must
+give every per-question metric exactly and every interval bound to a relative 1e-12.
+
+A change that moves a number here is either a fix (regenerate the baseline in a commit of its own and give old -> new
+values) or a bug.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+from conftest import REAL_CORPUS, REAL_GOLDSET, REPO
+
+from harness.evaluation.pipeline import RunOptions, run
+
+pytestmark = [pytest.mark.realcorpus, pytest.mark.slow]
+WORKDIR = Path(os.environ.get("HARNESS_WORKDIR", REPO / ".harness"))
+BASELINE = REPO / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
+
+# The recorded embedder -> the model name the vector system is opened with.
+_MODEL_NAMES = {"wordllama-l2-supercat-256": "wordllama"}
+
+
+def _recorded_options(manifest: dict) -> RunOptions:
+    vec = manifest["system_configs"].get("vector", {})
+    return RunOptions(
+        doc_depth=manifest["depths"]["documents"],
+        chunk_depth=manifest["depths"]["chunks"],
+        ks=tuple(manifest["ks"]),
+        clustering=manifest["clusters"]["mode"],
+        seed=manifest["seed"],
+        bootstrap_reps=manifest["bootstrap_reps"],
+        level=manifest["level"],
+        extra={
+            "model": _MODEL_NAMES[vec["model_id"]] if vec else None,
+            "binarize": vec.get("binarize", "sign"),
+            "vector_backend": vec.get("backend", "sqlite-vec"),
+        },
+    )
+
+
+@pytest.fixture(scope="module")
+def rerun(tmp_path_factory) -> Path:
+    manifest = json.loads((BASELINE / "manifest.json").read_text())
+    runs = tmp_path_factory.mktemp("baseline-rerun")
+    return run(
+        REAL_GOLDSET,
+        REAL_CORPUS,
+        manifest["systems"],
+        workdir=WORKDIR,
+        runs_dir=runs,
+        run_id="rerun",
+        options=_recorded_options(manifest),
+    )
+
+
+def _rows(path: Path) -> dict[tuple[str, str], dict]:
+    out = {}
+    for line in (path / "per_question.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        out[(row["system"], row["qid"])] = row["metrics"]
+    return out
+
+
+def test_every_per_question_metric_is_exactly_the_baseline(rerun: Path):
+    old, new = _rows(BASELINE), _rows(rerun)
+    assert sorted(old) == sorted(new)
+    diffs = [(k, m, old[k][m], new[k].get(m)) for k in old for m in old[k] if new[k].get(m) != old[k][m]]
+    assert not diffs, diffs[:10]
+
+
+def test_every_interval_bound_is_the_baseline_to_1e12(rerun: Path):
+    old = json.loads((BASELINE / "summary.json").read_text())["systems"]
+    new = json.loads((rerun / "summary.json").read_text())["systems"]
+    assert list(old) == list(new)
+    checked = 0
+    for system, slices in old.items():
+        assert list(slices) == list(new[system]), system
+        for sl, s in slices.items():
+            for metric, entry in s["overall"].items():
+                got = new[system][sl]["overall"][metric]
+                assert got["mean"] == entry["mean"], (system, sl, metric)
+                for method, iv in entry["intervals"].items():
+                    g = got["intervals"][method]
+                    for bound in ("lower", "upper"):
+                        a, b = iv[bound], g[bound]
+                        ok = a == b or (math.isfinite(a) and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15))
+                        assert ok, (system, sl, metric, method, bound, a, b)
+                        checked += 1
+    assert checked > 1000
