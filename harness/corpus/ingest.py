@@ -25,6 +25,7 @@ from harness.corpus.chunker import decode_source, get_chunker
 from harness.corpus.store import CorpusManifest, open_db, read_manifest, write_manifest
 from harness.errors import HarnessInputError
 from harness.io import canonical_json, read_jsonl
+from harness.progress import progress_bar
 
 __all__ = ["DocMeta", "CorpusSource", "scan_corpus", "ingest", "corpus_db_path", "DEFAULT_WORKDIR"]
 
@@ -231,8 +232,7 @@ def ingest(
         n_chunks = 0
         n_words = 0
         rowid = 0
-        ctx = _progress(progress, len(source.docs), "ingest")
-        with ctx as bar, conn:
+        with progress_bar("ingest", len(source.docs), enabled=progress) as bar, conn:
             for d in source.docs:
                 full = source.root / d.path
                 text = decode_source(full.read_bytes(), origin=str(full))
@@ -276,7 +276,7 @@ def ingest(
                 n_chunks += len(chunks)
                 n_words += words
                 if bar is not None:
-                    bar[0].advance(bar[1])
+                    bar(1)
             date_min, date_max = source.date_range
             manifest = CorpusManifest(
                 name=source.name,
@@ -300,15 +300,3 @@ def ingest(
             tmp.unlink()
         raise
     return db_path, manifest, True
-
-
-@contextlib.contextmanager
-def _progress(enabled: bool, total: int, label: str):
-    if not enabled:
-        yield None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    with Progress(f"[bold]{label}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True) as prog:
-        task = prog.add_task(label, total=total)
-        yield (prog, task)

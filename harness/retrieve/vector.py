@@ -86,6 +86,7 @@ import numpy as np
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
 from harness.io import canonical_json
+from harness.progress import progress_bar
 from harness.retrieve.base import QueryResult
 from harness.retrieve.binary import (
     BIT_ORDER,
@@ -647,7 +648,7 @@ class VectorIndex:
             try:
                 key = cache.key_id(embedder.model_id, embedder.weights_sha256, m.chunker_id, dim)
                 stats["stale_cache_keys"] = cache.stale_keys(embedder.model_id, embedder.weights_sha256)
-                with _progress(progress, len(pending), f"embed {embedder.model_id}") as bar:
+                with progress_bar(f"embed {embedder.model_id}", len(pending), enabled=progress) as bar:
                     for start in range(0, len(pending), batch_chunks):
                         batch = pending[start : start + batch_chunks]
                         n_hits, n_new, secs = _index_batch(conn, cache, key, embedder, table, batch, dim)
@@ -656,7 +657,7 @@ class VectorIndex:
                         stats["embed_seconds"] += secs
                         stats["n_inserted"] += len(batch)
                         if bar is not None:
-                            bar[0].advance(bar[1], len(batch))
+                            bar(len(batch))
             finally:
                 cache.close()
         stats["seconds"] = round(time.perf_counter() - t0, 3)
@@ -1067,7 +1068,7 @@ def _build_centered(
         key = cache.key_id(embedder.model_id, embedder.weights_sha256, chunker_id, dim)
         stats["stale_cache_keys"] = cache.stale_keys(embedder.model_id, embedder.weights_sha256)
         # 1. every slice vector in the cache (resumable: each batch is committed to the cache)
-        with _progress(progress, len(members), f"embed {embedder.model_id}") as bar:
+        with progress_bar(f"embed {embedder.model_id}", len(members), enabled=progress) as bar:
             for start in range(0, len(members), batch_chunks):
                 batch = members[start : start + batch_chunks]
                 _, missing, secs = _cached_vectors(conn, cache, key, embedder, batch, dim)
@@ -1076,7 +1077,7 @@ def _build_centered(
                 stats["n_embedded"] += len(missing)
                 stats["embed_seconds"] += secs
                 if bar is not None:
-                    bar[0].advance(bar[1], len(batch))
+                    bar(len(batch))
         # 2. the slice mean, from the cache
         center = _slice_mean(cache, key, [b[2] for b in members], dim, f"{cache.path}")
         blob = center.astype("<f4").tobytes()
@@ -1131,20 +1132,6 @@ def _insert_rows(conn, table: str, rows: list[tuple[int, bytes, int]]) -> None:
             f'INSERT INTO "{table}"(rowid, embedding, doc_pos) VALUES (?, vec_bit(?), ?)',
             [r for r in rows if r[0] not in present],
         )
-
-
-@contextlib.contextmanager
-def _progress(enabled: bool, total: int, label: str):
-    if not enabled or total == 0:
-        yield None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
-
-    with Progress(
-        f"[bold]{label}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(), transient=True
-    ) as prog:
-        task = prog.add_task(label, total=total)
-        yield (prog, task)
 
 
 def open_vector_system(corpus: Corpus, workdir: str | Path, *, options=None, progress: bool = False) -> VectorIndex:

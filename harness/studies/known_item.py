@@ -64,6 +64,7 @@ from harness.corpus.chunker import MdWordsChunker, decode_source
 from harness.corpus.ingest import scan_corpus
 from harness.errors import HarnessInputError
 from harness.io import atomic_directory, atomic_write_json, read_jsonl
+from harness.progress import progress_bar
 from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
 
 __all__ = [
@@ -556,7 +557,7 @@ def _embed_in_blocks(fn, texts: list[str], dim: int, progress: bool, label: str)
     :data:`EMBED_BLOCK` texts, rows stacked in input order (float32, shape (len(texts), dim)), a progress
     bar advanced per block."""
     parts = []
-    with _progress(progress, len(texts), label) as cb:
+    with progress_bar(label, len(texts), enabled=progress) as cb:
         for s in range(0, len(texts), EMBED_BLOCK):
             parts.append(np.asarray(fn(texts[s : s + EMBED_BLOCK]), dtype=np.float32))
             if cb is not None:
@@ -610,7 +611,7 @@ def _vector_scorer(
 
         cache = EmbeddingCache.for_workdir(workdir)
         try:
-            with _progress(progress, len(set(texts)), f"{label} chunks (cache)") as cb:
+            with progress_bar(f"{label} chunks (cache)", len(set(texts)), enabled=progress) as cb:
                 passages, cache_stats = cached_passage_embeddings(cache, emb, chunker_id, texts, progress=cb)
         finally:
             cache.close()
@@ -906,42 +907,12 @@ def _run_system(
     build = time.perf_counter() - t0
     empty = scorer.empty_queries()
     t1 = time.perf_counter()
-    with _progress(progress, scorer.n_queries, f"known-item {name}") as cb:
+    with progress_bar(f"known-item {name}", scorer.n_queries, enabled=progress) as cb:
         hit, rank, tie, tie_dec, top = known_item_search(
             scorer, cc.query_chunks, cc.chunk_doc, id_rank, batch_size=batch_size, workers=workers, progress=cb
         )
     secs = time.perf_counter() - t1
     return KnownItemOutcomes(name, hit, rank, tie, tie_dec, empty, top, secs, build, config)
-
-
-class _progress:
-    def __init__(self, enabled: bool, total: int, label: str):
-        self.enabled, self.total, self.label = enabled, total, label
-        self._prog = None
-
-    def __enter__(self):
-        if not self.enabled:
-            return None
-        import threading
-
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-        self._prog = Progress(
-            f"[bold]{self.label}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
-        )
-        self._prog.__enter__()
-        task = self._prog.add_task(self.label, total=self.total)
-        lock = threading.Lock()
-
-        def cb(k: int) -> None:
-            with lock:
-                self._prog.advance(task, k)
-
-        return cb
-
-    def __exit__(self, *exc):
-        if self._prog is not None:
-            self._prog.__exit__(*exc)
 
 
 def run_known_item(
