@@ -70,3 +70,47 @@ def test_known_item_bad_inputs(tmp_path: Path):
     assert r.exit_code == 2
     r = CliRunner().invoke(app, ["coverage", "--population", str(tmp_path / "missing")])
     assert r.exit_code == 2
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_overwrite_never_deletes_an_input_or_a_folder_harness_did_not_write(tmp_path: Path):
+    """Reliability issue, item 1: `--out CORPUS --overwrite` used to delete the corpus (exit 0)."""
+    corpus = write_corpus(tmp_path / "c")
+    before = _tree(corpus)
+    args = ["known-item", "--corpus", str(corpus), "--systems", "bm25", "--workers", "1", "--overwrite"]
+    for out, words in ((corpus, "is the input"), (tmp_path, "contains the input"), (corpus / "sub", "lies inside")):
+        r = CliRunner().invoke(app, [*args, "--out", str(out)])
+        assert r.exit_code == 2, r.output
+        assert words in r.output and r.output.count("\n") == 1, r.output
+        assert _tree(corpus) == before
+    # the chunk-size sensitivity study writes into its --out folder too
+    r = CliRunner().invoke(app, [*args, "--chunk-words", "50,100", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "contains the input" in r.output
+    assert _tree(corpus) == before
+    # a folder harness did not write (no marker) is never replaced
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    r = CliRunner().invoke(app, [*args, "--out", str(mine)])
+    assert r.exit_code == 2 and "not a folder harness wrote" in r.output and "by hand" in r.output
+    assert (mine / "notes.txt").read_text() == "keep me"
+    # a file is never replaced by a folder
+    (tmp_path / "file").write_text("x")
+    r = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "file")])
+    assert r.exit_code == 2 and (tmp_path / "file").read_text() == "x"
+
+
+def test_overwrite_replaces_a_folder_harness_wrote(tmp_path: Path):
+    corpus = write_corpus(tmp_path / "c")
+    out = tmp_path / "ki"
+    args = ["known-item", "--corpus", str(corpus), "--systems", "bm25", "--workers", "1", "--out", str(out)]
+    assert CliRunner().invoke(app, args, catch_exceptions=False).exit_code == 0
+    assert json.loads((out / ".harness-output.json").read_text())["kind"] == "known-item"
+    (out / "stale.txt").write_text("from the first run")
+    r = CliRunner().invoke(app, [*args, "--overwrite"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert not (out / "stale.txt").exists() and (out / "summary.json").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left behind

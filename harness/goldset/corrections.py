@@ -432,7 +432,7 @@ def apply_correction(
     assert gs.manifest_path is not None
     rel_records = gs.records_path.resolve().relative_to(src_root.resolve())
     rel_manifest = gs.manifest_path.resolve().relative_to(src_root.resolve())
-    with atomic_directory(out) as tmp:
+    with atomic_directory(out, marker=False, field="--out") as tmp:
         os.chmod(tmp, 0o755)
         for f in sorted(src_root.rglob("*")):
             rel = f.relative_to(src_root)

@@ -63,7 +63,7 @@ import scipy.sparse as sp
 from harness.corpus.chunker import MdWordsChunker, decode_source
 from harness.corpus.ingest import scan_corpus
 from harness.errors import HarnessInputError
-from harness.io import atomic_directory, atomic_write_json, read_jsonl
+from harness.io import atomic_directory, atomic_write_json, check_output_location, read_jsonl
 from harness.progress import progress_bar
 from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
 
@@ -964,8 +964,10 @@ def run_known_item(
     for s in systems:
         if s not in SYSTEMS:
             raise HarnessInputError(f"--systems: unknown system {s!r} (known: {', '.join(SYSTEMS)})")
-    if out_dir is not None and Path(out_dir).exists() and not overwrite:
-        raise HarnessInputError(f"{out_dir}: already exists; refusing to overwrite")
+    if out_dir is not None:  # refuse before any work: an output over an input, or a folder harness did not write
+        check_output_location(out_dir, (corpus_dir, workdir))
+        if Path(out_dir).exists() and not overwrite:
+            raise HarnessInputError(f"--out {out_dir}: already exists; refusing to overwrite")
     t0 = time.perf_counter()
     cc = chunk_corpus(corpus_dir, chunk_words=chunk_words, query_words=query_words, min_tail_words=min_tail_words)
     t_chunk = time.perf_counter() - t0
@@ -1030,15 +1032,21 @@ def run_known_item(
         out_dir=Path(out_dir) if out_dir is not None else None, summary=summary, corpus=cc, outcomes=outcomes
     )
     if out_dir is not None:
-        _write_outputs(Path(out_dir), cc, outcomes, summary, overwrite=overwrite)
+        _write_outputs(Path(out_dir), cc, outcomes, summary, overwrite=overwrite, inputs=(corpus_dir, workdir))
     return result
 
 
 def _write_outputs(
-    out: Path, cc: ChunkedCorpus, outcomes: dict[str, KnownItemOutcomes], summary: dict, *, overwrite: bool
+    out: Path,
+    cc: ChunkedCorpus,
+    outcomes: dict[str, KnownItemOutcomes],
+    summary: dict,
+    *,
+    overwrite: bool,
+    inputs: Sequence,
 ) -> None:
     qdoc = cc.chunk_doc[cc.query_chunks]
-    with atomic_directory(out, overwrite=overwrite) as tmp:
+    with atomic_directory(out, overwrite=overwrite, inputs=inputs, kind="known-item") as tmp:
         buf = io.BytesIO()
         with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz:
             for o in outcomes.values():
@@ -1140,6 +1148,8 @@ def run_chunk_size_sensitivity(
     Returns:
         A :class:`SensitivityResult`.
     """
+    if out_dir is not None:
+        check_output_location(out_dir, (corpus_dir, workdir))
     rows = []
     runs = {}
     for size in sizes:
