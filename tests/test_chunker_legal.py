@@ -400,6 +400,12 @@ def test_properties_against_the_rules(text):
     # every word outside heading lines is in exactly one chunk, in order
     body = "\n".join(ln for ln in text.split("\n") if not _HEADING_RE.match(ln))
     assert [w for c in chunks for w in WORD.findall(c.text)] == WORD.findall(body)
+    # rule 6: a chunk under 40 words is the last of its section, or the next chunk's first piece overflowed it
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        between = text[a.char_end : b.char_start].split("\n")[1:-1]
+        same_section = not any(_HEADING_RE.match(ln) for ln in between)
+        if a.n_words < MIN_WORDS and same_section:
+            assert a.n_words + b.n_words > MAX_WORDS
     # the same chunks as the independent reading of the docstring's rules
     assert [(c.char_start, c.char_end, c.n_words) for c in chunks] == _reference(text)
     # deterministic, and the document id only enters the chunk ids
