@@ -532,3 +532,43 @@ def test_resolve_leaves_its_inputs_untouched(corpus: Path, tmp_path: Path):
     shutil.copytree(corpus, tmp_path / "copy")
     resolve_goldset(path, corpus, tmp_path / "ds")
     assert path.read_bytes() == before and tree(corpus) == tree(tmp_path / "copy")
+
+
+REAL_CORPUS = ROOT.parent / "shared" / "corpus" / "mx-leyes-dof"
+
+
+@pytest.mark.realcorpus
+def test_resolve_rebuilds_our_gold_set_byte_for_byte_from_its_quotes(tmp_path: Path):
+    """Our 42 questions with every chunk_id and heading_path removed (the chunk_index kept, as the authoring script
+    used it to choose among repeated passages): one resolve gives back the committed records file, byte for byte;
+    without chunk_index as well, 187 of the 193 quotes land on the same chunk and the other 6 are reported."""
+    src = REAL_DATASET / "mx_leyes_dof_eval_v1.jsonl"
+    rows = [json.loads(ln) for ln in src.read_text(encoding="utf-8").splitlines()]
+    for keep_index in (True, False):
+        stripped = json.loads(json.dumps(rows))
+        for r in stripped:
+            for g in r["gold_documents"]:
+                del g["heading_path"]
+                for e in g["evidence"]:
+                    del e["chunk_id"]
+                    if not keep_index:
+                        del e["chunk_index"]
+        path = write_records(tmp_path / f"stripped-{keep_index}.jsonl", stripped)
+        out = tmp_path / f"ds-{keep_index}"
+        res = resolve_goldset(
+            path, REAL_CORPUS, out, name="mx-leyes-dof-eval", contract=ROOT / "validators" / "mx-leyes-dof-eval-v1.toml"
+        )
+        assert res.built is not None and res.built.written == out and res.quotes == 193 and res.split == 0
+        new = (out / "mx_leyes_dof_eval_v1.jsonl").read_bytes()
+        if keep_index:
+            assert new == src.read_bytes() and not res.notes
+        else:
+            got = [json.loads(ln) for ln in new.decode("utf-8").splitlines()]
+            same = [
+                e1["chunk_id"] == e2["chunk_id"]
+                for r1, r2 in zip(rows, got, strict=True)
+                for g1, g2 in zip(r1["gold_documents"], r2["gold_documents"], strict=True)
+                for e1, e2 in zip(g1["evidence"], g2["evidence"], strict=True)
+            ]
+            assert (sum(same), len(same)) == (187, 193)
+            assert sum("quote occurs" in n for n in res.notes) == 13  # every repeated quote is reported

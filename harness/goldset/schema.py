@@ -106,11 +106,11 @@ class GoldDocument(_Model):
         publication_date: ISO date (YYYY-MM-DD) that must agree with the corpus metadata ``date`` (V003).
         section: DOF section/edition where the corpus has one (``MAT``), else null (V003).
         role: free label; ``premise_refutation`` marks the refuting document of a false-premise question.
-        evidence: cited chunks and quotes; empty for a documents-only judgement (a contract may require evidence
-            for every required document: V033).
         heading_path: extension: the heading path of the cited chunk(s) (their longest common prefix, V004).
         grade: extension: 2 required (default), 1 useful.
         alternatives: extension: documents that may replace this one.
+        evidence: cited chunks and quotes; empty for a documents-only judgement (a contract may require evidence
+            for every required document: V033).
     """
 
     document_id: Id
@@ -118,10 +118,10 @@ class GoldDocument(_Model):
     publication_date: str | None = None
     section: str | None = None
     role: str | None = None
-    evidence: list[Evidence] = Field(default_factory=list)
     heading_path: list[str] | None = None
     grade: Literal[1, 2] | None = None
     alternatives: list[Alternative] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
 
     @property
     def effective_grade(self) -> int:
