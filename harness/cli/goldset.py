@@ -126,9 +126,12 @@ def goldset_import(
     ),
     chunker: str = typer.Option("md-words-v1", "--chunker", help="Chunker recorded for runs (no evidence cites it)."),
 ) -> None:
-    """Import TREC qrels + queries, or a BEIR folder, as a documents-only gold set (rel 0 dropped, rel >= 2 grade 2,
-    rel 1 grade 1). A BEIR import also writes a corpus folder. Exit 0 written, 1 a validation rule fails (nothing
-    written), 2 unusable input."""
+    """Import TREC qrels + queries, or a BEIR folder, as a documents-only gold set.
+
+    rel <= 0 is dropped, rel >= --required-rel (2) is a required document (grade 2), a lower rel >= 1 a useful one
+    (grade 1). A BEIR import also writes a corpus folder. Exit 0 written, 1 a validation rule fails (nothing
+    written), 2 unusable input.
+    """
     from harness.goldset.importers import import_beir, import_qrels
     from harness.validate import render
 
