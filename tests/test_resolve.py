@@ -572,3 +572,18 @@ def test_resolve_rebuilds_our_gold_set_byte_for_byte_from_its_quotes(tmp_path: P
             ]
             assert (sum(same), len(same)) == (187, 193)
             assert sum("quote occurs" in n for n in res.notes) == 13  # every repeated quote is reported
+
+
+def test_v004_is_not_applicable_to_a_gold_document_without_evidence(corpus: Path, tmp_path: Path):
+    """A useful (grade 1) document may cite no passage; its heading path has nothing to be compared with. Before:
+    "not checked", which reads as if the corpus had been missing."""
+    recs = hand_written()
+    recs[2]["gold_documents"].append(
+        {"document_id": "dof-a", "grade": 1, "heading_path": ["AVISO de prueba"], "evidence": []}
+    )
+    res = resolve_goldset(write_records(tmp_path / "mine.jsonl", recs), corpus, tmp_path / "ds")
+    assert res.built is not None and res.built.written is not None
+    rep = validate(tmp_path / "ds", corpus_dir=corpus)
+    v004 = next(x for r in rep.records if r.id == "MO-001" for x in r.rules if x.code == "V004")
+    assert v004.status == "pass" and [f.status for f in v004.findings] == ["not_applicable"]
+    assert rep.exit_code == 0

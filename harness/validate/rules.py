@@ -17,7 +17,8 @@ V003  document-metadata       record  yes    each gold document (and alternative
                                              they must be), section = metadata section/edition where the corpus has
                                              one (a gold document's missing section then fails)
 V004  heading-path            record  yes    a gold document's heading_path, when given, equals the heading path of its
-                                             cited chunk(s) (their longest common prefix when they differ)
+                                             cited chunk(s) (their longest common prefix when they differ; not
+                                             applicable to a gold document without evidence)
 V005  corpus-identity         dataset yes    the manifest's corpus (hash or id, document count, date range: each
                                              as far as the manifest declares it) is the corpus given; a manifest
                                              that names no corpus fails
@@ -263,8 +264,11 @@ def v004_heading_path(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
         if doc is None:
             out.append(_nc(f"document {g.document_id} is not in the corpus (see V003)", where))
             continue
+        if not g.evidence:  # a documents-only judgement (e.g. a grade-1 document): there is nothing to compare
+            out.append(_na("the gold document cites no evidence, so no chunk heading path to compare with", where))
+            continue
         chunks = [doc.by_id.get(str(e.chunk_id)) for e in g.evidence]
-        if not chunks or any(c is None for c in chunks):
+        if any(c is None for c in chunks):
             out.append(_nc("heading path has no resolvable cited chunk to compare with (see V002)", where))
             continue
         common = [norm(h) for h in common_heading_path(chunks, norm)]
