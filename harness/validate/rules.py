@@ -12,13 +12,16 @@ V001  quote-contiguous        record  yes    each quote, after the chunker's nor
                                              chunk it cites (glued, cross-boundary and wrong-chunk quotes fail)
 V002  chunk-exists            record  yes    each chunk_id exists under the manifest's chunker, belongs to its gold
                                              document, and its chunk_index agrees
-V003  document-metadata       record  yes    each gold document (and alternative) exists; relpath = metadata path,
-                                             publication_date = metadata date, section = metadata section/edition
-                                             where the corpus has one
+V003  document-metadata       record  yes    each gold document (and alternative) exists; relpath = metadata path
+                                             and publication_date = metadata date where given (V013 says whether
+                                             they must be), section = metadata section/edition where the corpus has
+                                             one (a gold document's missing section then fails)
 V004  heading-path            record  yes    a gold document's heading_path, when given, equals the heading path of its
-                                             cited chunk(s) (their longest common prefix when they differ)
-V005  corpus-identity         dataset yes    the manifest's corpus (hash or id, document count, date range) is the
-                                             corpus given
+                                             cited chunk(s) (their longest common prefix when they differ; not
+                                             applicable to a gold document without evidence)
+V005  corpus-identity         dataset yes    the manifest's corpus (hash or id, document count, date range: each
+                                             as far as the manifest declares it) is the corpus given; a manifest
+                                             that names no corpus fails
 V010  question-count          dataset no     exact number of questions (contract ``total_questions``)
 V011  category-count          dataset no     exact number per category (contract ``per_category``)
 V012  category-allowed        record  no     category is one of the contract's ``categories``
@@ -35,17 +38,18 @@ V020  unique-id               record  no     no other record has the same id
 V021  unique-question         record  no     no other record has the same question after normalisation (chunker
                                              normaliser, casefold, punctuation dropped)
 V030  multi-document-hops     record  no     multi_document questions have >= 2 distinct gold documents and
-                                             required_hops >= 2
+                                             required_hops >= 2 (when given)
 V031  false-premise           record  no     category negative_false_premise <=> answerability false_premise;
                                              false-premise questions have a reference answer that corrects the premise
                                              (contains a contract ``premise_correction_markers`` word), an
                                              unanswerable_reason, and a gold document with a ``refutation_roles`` role
                                              and at least one quote; answerable questions have neither
 V032  as-of-date              record  no     as_of is not earlier than the newest gold document's publication_date (both
-                                             ISO dates)
+                                             ISO dates; not applicable without as_of)
 V033  evidence-present        record  no     at least one gold document; gold documents distinct; every required
-                                             (grade 2) gold document has evidence; no quote empty after normalisation;
-                                             no repeated (chunk_id, quote) within a document
+                                             (grade 2) gold document has evidence (unless the contract says
+                                             ``require_evidence = false``: a documents-only set); no quote empty after
+                                             normalisation; no repeated (chunk_id, quote) within a document
 ===== ======================= ======= ====== =========================================================================
 """
 
@@ -61,7 +65,7 @@ from harness.corpus.chunker import normalize_text
 from harness.goldset.io import GoldSet
 from harness.goldset.schema import GoldManifest, GoldRecord
 from harness.validate.contract import Contract
-from harness.validate.corpusview import CorpusView
+from harness.validate.corpusview import CorpusView, common_heading_path
 from harness.validate.quotes import check_quote
 from harness.validate.report import Finding, RuleInfo
 
@@ -203,19 +207,20 @@ def v002_chunk_exists(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
 def _check_doc_meta(
     ctx: Context, where: str, doc_id, relpath, pub_date, section, *, optional: bool = False
 ) -> list[Finding]:
-    """Compare one document reference with the corpus metadata; ``optional`` fields (alternatives) may be None."""
+    """Compare one document reference with the corpus metadata: relpath and publication_date when given; section
+    where the corpus has one (for an ``optional`` reference, an alternative, only when given)."""
     assert ctx.corpus is not None
     meta = ctx.corpus.docs.get(str(doc_id))
     if meta is None:
         return [_fail(f"document {doc_id} is not in the corpus", f"{where}.document_id")]
     out = []
-    if relpath is not None or not optional:
+    if relpath is not None:
         out.append(
             _ok()
             if relpath == meta.path
             else _fail(f"relpath {relpath!r} differs from the corpus path {meta.path!r}", f"{where}.relpath")
         )
-    if pub_date is not None or not optional:
+    if pub_date is not None:
         out.append(
             _ok()
             if pub_date == meta.date
@@ -259,17 +264,14 @@ def v004_heading_path(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
         if doc is None:
             out.append(_nc(f"document {g.document_id} is not in the corpus (see V003)", where))
             continue
+        if not g.evidence:  # a documents-only judgement (e.g. a grade-1 document): there is nothing to compare
+            out.append(_na("the gold document cites no evidence, so no chunk heading path to compare with", where))
+            continue
         chunks = [doc.by_id.get(str(e.chunk_id)) for e in g.evidence]
-        if not chunks or any(c is None for c in chunks):
+        if any(c is None for c in chunks):
             out.append(_nc("heading path has no resolvable cited chunk to compare with (see V002)", where))
             continue
-        paths = [[norm(h) for h in c.heading_path] for c in chunks]
-        common = paths[0]
-        for p in paths[1:]:
-            k = 0
-            while k < min(len(common), len(p)) and common[k] == p[k]:
-                k += 1
-            common = common[:k]
+        common = [norm(h) for h in common_heading_path(chunks, norm)]
         given = [norm(h) for h in g.heading_path]
         if given == common:
             out.append(_ok())
@@ -291,6 +293,14 @@ def v005_corpus_identity(ctx: Context) -> list[Finding]:
     assert ctx.corpus is not None and ctx.manifest is not None
     src, m = ctx.corpus.source, ctx.manifest
     out = []
+    if not m.corpus_hash and not m.corpus_version:
+        return [
+            _fail(
+                "the manifest names no corpus (no corpus_hash, no corpus_version), so it cannot be checked against "
+                f"{src.corpus_id}; import or resolve the set with --corpus",
+                "manifest.corpus_version",
+            )
+        ]
     if m.corpus_hash:
         out.append(
             _ok()
@@ -300,7 +310,7 @@ def v005_corpus_identity(ctx: Context) -> list[Finding]:
                 "manifest.corpus_hash",
             )
         )
-    name, sep, h = m.corpus_version.rpartition("@")
+    name, sep, h = (m.corpus_version or "").rpartition("@")
     if sep and re.fullmatch(r"[0-9a-f]{6,64}", h):
         out.append(
             _ok()
@@ -311,7 +321,7 @@ def v005_corpus_identity(ctx: Context) -> list[Finding]:
                 "manifest.corpus_version",
             )
         )
-    elif not m.corpus_hash:
+    elif not m.corpus_hash and m.corpus_version:
         out.append(
             _ok()
             if m.corpus_version == src.name
@@ -321,16 +331,19 @@ def v005_corpus_identity(ctx: Context) -> list[Finding]:
                 "manifest.corpus_version",
             )
         )
-    out.append(
-        _ok()
-        if m.corpus_documents == len(src.docs)
-        else _fail(
-            f"manifest corpus_documents {m.corpus_documents} but the corpus given has {len(src.docs)}",
-            "manifest.corpus_documents",
+    if m.corpus_documents is not None:
+        out.append(
+            _ok()
+            if m.corpus_documents == len(src.docs)
+            else _fail(
+                f"manifest corpus_documents {m.corpus_documents} but the corpus given has {len(src.docs)}",
+                "manifest.corpus_documents",
+            )
         )
-    )
     dmin, dmax = src.date_range
     for key, want, got in (("corpus_date_min", m.corpus_date_min, dmin), ("corpus_date_max", m.corpus_date_max, dmax)):
+        if key not in m.model_fields_set:
+            continue
         out.append(
             _ok() if want == got else _fail(f"manifest {key} {want} but the corpus given has {got}", f"manifest.{key}")
         )
@@ -446,7 +459,7 @@ def v015_manifest_consistency(ctx: Context) -> list[Finding]:
                 "manifest.records_sha256",
             )
         )
-    _, sep, h = m.corpus_version.rpartition("@")
+    _, sep, h = (m.corpus_version or "").rpartition("@")
     if m.corpus_hash and sep and re.fullmatch(r"[0-9a-f]{6,64}", h):
         out.append(
             _ok()
@@ -525,11 +538,12 @@ def v030_multi_document_hops(ctx: Context, i: int, rec: GoldRecord) -> list[Find
     out.append(
         _ok() if n_docs >= 2 else _fail(f"multi_document question with {n_docs} gold document(s)", "gold_documents")
     )
-    out.append(
-        _ok()
-        if rec.required_hops >= 2
-        else _fail(f"multi_document question with required_hops {rec.required_hops}", "required_hops")
-    )
+    if rec.required_hops is not None:  # absent: V013 says whether the contract requires it
+        out.append(
+            _ok()
+            if rec.required_hops >= 2
+            else _fail(f"multi_document question with required_hops {rec.required_hops}", "required_hops")
+        )
     return out
 
 
@@ -562,7 +576,7 @@ def v031_false_premise(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
             out.append(_ok())
     refuting = [g for g in rec.gold_documents if g.role in roles]
     if is_fp:
-        if not rec.reference_answer.strip():
+        if not (rec.reference_answer or "").strip():
             out.append(_fail("false-premise question without a reference answer", "reference_answer"))
         elif ctx.contract.premise_correction_markers and not _has_marker(
             rec.reference_answer, ctx.contract.premise_correction_markers
@@ -605,7 +619,7 @@ def v031_false_premise(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
     return out
 
 
-def _iso(s: str) -> dt.date | None:
+def _iso(s: str | None) -> dt.date | None:
     try:
         return dt.date.fromisoformat(s)
     except (TypeError, ValueError):
@@ -618,6 +632,8 @@ def v032_as_of_date(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
     as_of = _iso(rec.as_of)
     newest: tuple[dt.date, int] | None = None
     for gi, g in enumerate(rec.gold_documents):
+        if g.publication_date is None:  # absent: V013 says whether the contract requires it
+            continue
         d = _iso(g.publication_date)
         if d is None or len(g.publication_date) != 10:
             out.append(
@@ -629,7 +645,9 @@ def v032_as_of_date(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
             continue
         if newest is None or d > newest[0]:
             newest = (d, gi)
-    if as_of is None:
+    if rec.as_of is None:
+        out.append(_na("no as_of date to compare with", "as_of"))
+    elif as_of is None:
         out.append(_fail(f"as_of {rec.as_of!r} is not an ISO date", "as_of"))
     elif newest is not None:
         out.append(
@@ -657,7 +675,7 @@ def v033_evidence_present(ctx: Context, i: int, rec: GoldRecord) -> list[Finding
         else:
             seen[did] = gi
             out.append(_ok())
-        if g.effective_grade == 2 and not g.evidence:
+        if g.effective_grade == 2 and not g.evidence and ctx.contract.require_evidence:
             out.append(_fail(f"required gold document {did} has no evidence", f"gold_documents[{gi}].evidence"))
         pairs: set[tuple[str, str]] = set()
         for ei, e in enumerate(g.evidence):
