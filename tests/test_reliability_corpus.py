@@ -236,3 +236,26 @@ def test_read_only_workdir_still_serves_an_earlier_ingest(tmp_path: Path, monkey
     other = write_docs(tmp_path / "other", names=("z",))
     with pytest.raises(HarnessInputError, match=r"cannot write the work directory \(Permission denied\)"):
         ingest(other, work)
+
+
+def test_busy_database_is_not_mistaken_for_damage(tmp_path: Path, monkeypatch):
+    """A database another connection holds an exclusive lock on (a long write) is busy, not damaged: one line,
+    exit 2, nothing removed."""
+    import apsw
+
+    import harness.corpus.store as store
+
+    corpus = write_docs(tmp_path / "corpus")
+    work = tmp_path / "w"
+    db, first, _ = ingest(corpus, work)
+    monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 50)
+    writer = apsw.Connection(str(db))
+    writer.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(HarnessInputError, match=r"corpus\.db: cannot read the corpus database now .*try again"):
+            ingest(corpus, work)
+        assert db.is_file()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert ingest(corpus, work) == (db, first, False)

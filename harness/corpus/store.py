@@ -27,6 +27,9 @@ from harness.errors import HarnessInputError
 
 SCHEMA_VERSION = 1
 
+BUSY_TIMEOUT_MS = 30_000
+"""How long a connection waits for another process's write lock before SQLite reports ``BusyError``."""
+
 DAMAGE_ERRORS = (apsw.NotADBError, apsw.CorruptError, apsw.SQLError)
 """SQLite errors that mean a file is not (or no longer) a corpus database (not a database, corrupt pages, a missing
 table); busy, locked or I/O errors do not."""
@@ -98,7 +101,7 @@ def open_db(path: str | Path, *, readonly: bool = False, create: bool = False) -
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     conn.enable_load_extension(False)
-    conn.setbusytimeout(30_000)
+    conn.setbusytimeout(BUSY_TIMEOUT_MS)
     if create and not readonly:
         conn.execute(SCHEMA_SQL)
     return conn
