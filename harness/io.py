@@ -286,6 +286,7 @@ def atomic_directory(
 
     final = Path(final)
     check_output_location(final, inputs, field=field)
+    clean_stale_temporaries(final.parent)  # first: it may put back a folder a killed replace had moved aside
     if final.is_symlink() or (final.exists() and not final.is_dir()):
         raise HarnessInputError(f"{field} {final}: exists and is not a folder; refusing to replace it")
     if final.exists():
@@ -297,7 +298,6 @@ def atomic_directory(
                 "delete it by hand if it is safe to, or choose another folder"
             )
     final.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_temporaries(final.parent)
     tmp = temporary_path(final, directory=True)
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; give the final folder the usual permissions
     aside: Path | None = None

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.corpus.ingest import corpus_db_path, ingest, scan_corpus
+from harness.errors import HarnessInputError
 from harness.io import (
     atomic_directory,
     atomic_write_text,
@@ -254,3 +255,14 @@ def test_pid_alive():
     finally:
         p.kill()
         p.wait()
+
+
+def test_a_restored_folder_is_not_replaced_without_overwrite(tmp_path: Path):
+    """The clean-up runs before the existence checks: a folder put back from a killed replace counts as existing."""
+    d = dead_pid()
+    aside = tmp_path / f".ki.{d}-abcdefgh.old"
+    (aside / "old").mkdir(parents=True)
+    (aside / "old" / "summary.json").write_text("{}")
+    with pytest.raises(HarnessInputError, match="already exists"), atomic_directory(tmp_path / "ki"):
+        pass
+    assert (tmp_path / "ki" / "summary.json").read_text() == "{}"
