@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.retrieve.analyzer import SpanishAnalyzer, fold_accents
-from harness.retrieve.bm25 import BM25Index, BM25System, top_k_exact
+from harness.retrieve.bm25 import BM25Index, BM25System
 
 
 def test_analyzer_order_lower_stop_stem_fold():
@@ -53,24 +53,6 @@ def test_ties_broken_by_id_ascending_even_at_the_boundary():
     assert flags.get("tie_at_boundary") is True
     ranking, flags = idx.search("agua", 3)
     assert [i for i, _ in ranking] == ["d1", "d2", "d3"] and "tie_at_boundary" not in flags
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    st.lists(st.integers(min_value=0, max_value=4), min_size=1, max_size=40),
-    st.integers(min_value=1, max_value=45),
-)
-def test_top_k_exact_matches_full_sort(raw, k):
-    scores = np.array(raw, dtype=np.float32)
-    ids = [f"id{i:03d}" for i in np.random.default_rng(len(raw)).permutation(len(raw))]
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    rank = np.empty(len(ids), dtype=np.int64)
-    rank[order] = np.arange(len(ids))
-    got = [ids[i] for i in top_k_exact(scores, rank, k)]
-    want = [ids[i] for i in sorted((i for i in range(len(ids)) if scores[i] > 0), key=lambda i: (-scores[i], ids[i]))][
-        :k
-    ]
-    assert got == want
 
 
 def test_lucene_scores_by_hand():

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
-from harness.metrics import canonical_ranking
+from harness.ranking import canonical_ranking
 from harness.retrieve.base import QueryResult
 from harness.retrieve.bm25 import BM25System
 from harness.retrieve.two_stage import CrossEncoderReranker, TwoStage, load_cross_encoder

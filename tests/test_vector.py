@@ -19,7 +19,8 @@ from harness.corpus.chunker import CHUNKERS, MdWordsChunker
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
-from harness.retrieve.base import QueryResult, collapse_to_documents
+from harness.ranking import Ranking, canonical_ranking
+from harness.retrieve.base import QueryResult
 from harness.retrieve.binary import CENTERED_BINARISATION, pack_centered
 from harness.retrieve.two_stage import TwoStage
 from harness.retrieve.vector import (
@@ -31,6 +32,18 @@ from harness.retrieve.vector import (
 )
 
 WORDS = "ley federal trabajo salud impuesto renta decreto norma reglamento acuerdo aviso".split()
+
+
+def collapse_to_documents(chunks: Ranking, chunk_doc: dict[str, str], depth: int | None = None) -> Ranking:
+    """Test oracle: documents ranked by their best chunk (first occurrence in the canonical chunk ranking)."""
+    seen: dict[str, float] = {}
+    for cid, score in chunks:
+        d = chunk_doc[cid]
+        if d not in seen:
+            seen[d] = score
+            if depth is not None and len(seen) >= depth:
+                break
+    return canonical_ranking(seen.items())
 
 
 class FakeEmbedder:

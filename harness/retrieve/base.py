@@ -1,16 +1,18 @@
 """The retriever seam: every system returns, per query, a document ranking and a chunk ranking.
 
 Rankings are lists of ``(id, score)`` with higher scores better, in the project's canonical order (score
-descending, then id ascending; :func:`harness.metrics.canonical_ranking`).
+descending, then id ascending; :mod:`harness.ranking`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-Ranking = list[tuple[str, float]]
+from harness.ranking import Ranking
+
+__all__ = ["QueryResult", "Ranking", "Retriever"]
 
 
 @dataclass
@@ -40,29 +42,3 @@ class Retriever(Protocol):
     def config(self) -> dict:
         """Everything that identifies the system's behaviour (recorded in the run manifest)."""
         ...
-
-
-def sort_ranking(items: Iterable[tuple[str, float]]) -> Ranking:
-    """Sort ``(id, score)`` pairs by score descending, then id ascending (the project's one tie rule)."""
-    return sorted(((str(i), float(s)) for i, s in items), key=lambda x: (-x[1], x[0]))
-
-
-def collapse_to_documents(chunks: Ranking, chunk_doc: dict[str, str], depth: int | None = None) -> Ranking:
-    """Rank documents by their best chunk (first occurrence in the canonical chunk ranking).
-
-    Args:
-        chunks: a canonical chunk ranking.
-        chunk_doc: ``{chunk_id: doc_id}``.
-        depth: keep at most this many documents.
-
-    Returns:
-        ``[(doc_id, score of its best chunk)]`` in canonical order.
-    """
-    seen: dict[str, float] = {}
-    for cid, score in chunks:
-        d = chunk_doc[cid]
-        if d not in seen:
-            seen[d] = score
-            if depth is not None and len(seen) >= depth:
-                break
-    return sort_ranking(seen.items())

@@ -36,6 +36,7 @@ from bm25s.tokenization import Tokenized
 
 from harness.corpus.store import Corpus
 from harness.io import canonical_json
+from harness.ranking import id_rank, top_k_by_score
 from harness.retrieve.analyzer import SpanishAnalyzer
 from harness.retrieve.base import QueryResult, Ranking
 
@@ -60,29 +61,6 @@ def _numba_kernels():
 def have_numba() -> bool:
     """Whether the compiled batched path is available (numba importable)."""
     return _numba_kernels() is not None
-
-
-def top_k_exact(scores: np.ndarray, id_rank: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the top ``k`` positive scores under (score descending, id ascending).
-
-    Args:
-        scores: shape (n,), float.
-        id_rank: shape (n,), int; position of each item's id in ascending string order.
-        k: depth (>= 1).
-
-    Returns:
-        Indices (at most k) in canonical order. Ties at the boundary are resolved by ``id_rank``.
-    """
-    pos = np.flatnonzero(scores > 0)
-    if pos.size == 0:
-        return pos
-    s = scores[pos]
-    if pos.size > k:
-        thr = np.partition(s, pos.size - k)[pos.size - k]
-        keep = s >= thr
-        pos, s = pos[keep], s[keep]
-    order = np.lexsort((id_rank[pos], -s.astype(np.float64)))
-    return pos[order[:k]]
 
 
 ANALYSIS_BATCH = 4096  # chunks analysed at a time by the integer build (bounds the live Python token lists)
@@ -219,13 +197,6 @@ def _document_sums(chunk_doc, item, term, count, e_item, e_term, v: int, n_docs:
     return keys_all, sums
 
 
-def _id_rank(ids: Sequence[str]) -> np.ndarray:
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    rank = np.empty(len(ids), dtype=np.int64)
-    rank[order] = np.arange(len(ids))
-    return rank
-
-
 class BM25Index:
     """One persisted bm25s index over a list of ids and token lists.
 
@@ -239,7 +210,7 @@ class BM25Index:
         self.retriever = retriever
         self.analyzer = analyzer
         self.vocab: dict[str, int] = retriever.vocab_dict
-        self._id_rank = _id_rank(ids)
+        self._id_rank = id_rank(ids)
         self._ids_arr = np.empty(len(ids), dtype=object)
         self._ids_arr[:] = ids
 
@@ -321,7 +292,7 @@ class BM25Index:
             flags["empty_query"] = True
             return [], flags
         sc = self.scores(terms)
-        idx = top_k_exact(sc, self._id_rank, depth)
+        idx = top_k_by_score(sc, self._id_rank, depth)
         if idx.size == depth and np.count_nonzero(sc == sc[idx[-1]]) > np.count_nonzero(sc[idx] == sc[idx[-1]]):
             flags["tie_at_boundary"] = True
         return [(self.ids[i], float(sc[i])) for i in idx], flags
@@ -363,7 +334,7 @@ class BM25Index:
             for t in toks.tolist():
                 a, b = indptr[t], indptr[t + 1]
                 sc[indices[a:b]] += data[a:b]
-            top = top_k_exact(sc, self._id_rank, k)
+            top = top_k_by_score(sc, self._id_rank, k)
             m = top.size
             o_idx[q, :m] = top
             o_sc[q, :m] = sc[top]

@@ -1,6 +1,6 @@
 """Fusion of per-system ranked lists for one question (the caller fuses documents and chunks separately).
 
-Every input list is first made canonical and cut: :func:`harness.metrics.canonical_ranking` (score descending,
+Every input list is first made canonical and cut: :func:`harness.ranking.canonical_ranking` (score descending,
 then id ascending; an id that occurs twice in one list keeps its first occurrence in that order, i.e. its best
 score), then the first ``depth`` entries. Every output is canonical too.
 
@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.errors import HarnessInputError
-from harness.metrics import canonical_ranking
-from harness.retrieve.base import Ranking
+from harness.ranking import Ranking, canonical_ranking
 
 __all__ = ["FusionSpec", "FusionSpecError", "minmax", "parse_fusion", "rrf", "weighted_fusion", "wsum"]
 

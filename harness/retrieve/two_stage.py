@@ -56,8 +56,8 @@ from typing import Protocol
 import numpy as np
 
 from harness.errors import HarnessInputError
-from harness.metrics import canonical_ranking
-from harness.retrieve.base import QueryResult, Ranking
+from harness.ranking import Ranking, canonical_ranking
+from harness.retrieve.base import QueryResult
 from harness.retrieve.binary import hamming_distances, pack_signs
 from harness.retrieve.fusion import FusionSpec
 

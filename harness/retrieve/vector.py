@@ -87,16 +87,15 @@ from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
 from harness.io import canonical_json
 from harness.progress import progress_bar
+from harness.ranking import id_rank, top_k_by_distance
 from harness.retrieve.base import QueryResult
 from harness.retrieve.binary import (
     BIT_ORDER,
     binarisation_rule,
     check_dim,
     hamming_distances,
-    id_rank,
     pack_centered,
     pack_signs,
-    top_k_exact,
 )
 
 __all__ = [
@@ -931,13 +930,13 @@ class VectorIndex:
         """Exact rankings from a tie-complete candidate set (``idx=None``: every slice chunk, ``dist`` per chunk)."""
         if idx is None:
             idx = np.arange(dist.shape[0], dtype=np.int64)
-        top, ctie = top_k_exact(dist, self._chunk_rank[idx], chunk_depth)
+        top, ctie = top_k_by_distance(dist, self._chunk_rank[idx], chunk_depth)
         chunks = [(self._chunk_ids[idx[j]], float(-int(dist[j]))) for j in top]
         big = np.iinfo(np.int64).max
         best = np.full(len(self._doc_ids), big, dtype=np.int64)
         np.minimum.at(best, self._doc_idx[idx], dist.astype(np.int64))
         present = np.flatnonzero(best < big)
-        dtop, dtie = top_k_exact(best[present], self._doc_rank[present], doc_depth)
+        dtop, dtie = top_k_by_distance(best[present], self._doc_rank[present], doc_depth)
         docs = [(self._doc_ids[present[j]], float(-int(best[present[j]]))) for j in dtop]
         flags = dict(flags)
         if ctie:

@@ -65,6 +65,7 @@ from harness.corpus.ingest import scan_corpus
 from harness.errors import HarnessInputError
 from harness.io import atomic_directory, atomic_write_json, check_output_location, read_jsonl
 from harness.progress import progress_bar
+from harness.ranking import id_rank as _id_rank
 from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
 
 __all__ = [
@@ -485,13 +486,6 @@ def _search_blocks(state: tuple, starts: list[int]) -> list:
 def _fork_job(args: tuple) -> list:
     key, starts = args
     return _search_blocks(_FORK_STATE[key], starts)
-
-
-def _id_rank(ids: Sequence[str]) -> np.ndarray:
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    rank = np.empty(len(ids), dtype=np.int64)
-    rank[order] = np.arange(len(ids))
-    return rank
 
 
 # --------------------------------------------------------------------------------------------------------------
