@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from harness.errors import HarnessInputError
-from harness.retrieve.embed import DEFAULT_MODEL, load_embedder, measure_throughput
+from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
 
 TEXTS = ["Ley Federal del Trabajo, artículo 123", "", "derechos de los trabajadores y patrones", "IVA"]
 
@@ -60,8 +60,9 @@ def test_default_model_identity_is_stable(default_embedder):
     np.testing.assert_allclose(again.embed_passages(TEXTS), default_embedder.embed_passages(TEXTS), atol=1e-6)
     cfg = default_embedder.config()
     assert cfg["model_id"] == DEFAULT_MODEL and cfg["dim"] == 256 and cfg["weights_sha256"]
-    tp = measure_throughput(default_embedder, TEXTS * 50)
-    assert tp["n_texts"] == 200 and tp["texts_per_second"] > 0
+    many = default_embedder.embed_passages(TEXTS * 50)
+    assert many.shape == (200, 256) and np.isfinite(many).all()
+    np.testing.assert_array_equal(many[:4], many[4:8])  # a text embeds the same in any batch
 
 
 def test_embed_rejects_a_bare_string(default_embedder):

@@ -230,8 +230,68 @@ def test_fusion_spec_callable_and_formula():
     assert "1/(30 + rank_i(d))" in parse_fusion("rrf:k=30").formula and "Cormack" in parse_fusion("rrf").formula
     assert "0.25*minmax(bm25)(d) + 0.75*minmax(vector)(d)" in parse_fusion("w0.25").formula
     assert parse_fusion("w0.25").config()["params"] == {"weights": [0.25, 0.75]}
-    with pytest.raises(ValueError, match="exactly two"):
+    with pytest.raises(ValueError, match="exactly 2 lists"):
         parse_fusion("w0.5")([BM25])
+
+
+@pytest.mark.parametrize(
+    ("name", "method", "inputs", "canon"),
+    [
+        ("rrf:bm25+mine", "rrf", ("bm25", "mine"), "rrf:bm25+mine"),
+        ("rrf:k=10:bm25+mine", "rrf", ("bm25", "mine"), "rrf:k=10:bm25+mine"),
+        ("rrf[k=10]:bm25+mine", "rrf", ("bm25", "mine"), "rrf:k=10:bm25+mine"),
+        ("rrf:bm25+vector", "rrf", ("bm25", "vector"), "rrf"),
+        ("rrf:a+b+c", "rrf", ("a", "b", "c"), "rrf:a+b+c"),
+        ("w0.6:bm25+mine", "wsum", ("bm25", "mine"), "w0.6:bm25+mine"),
+        ("w0.75", "wsum", ("bm25", "vector"), "w0.75"),
+        ("rrf:bm25+vector:binarize=centered", "rrf", ("bm25", "vector:binarize=centered"), None),
+        ("rrf: bm25 + mine ", "rrf", ("bm25", "mine"), "rrf:bm25+mine"),
+    ],
+)
+def test_fusion_names_with_inputs(name, method, inputs, canon):
+    spec = FusionSpec.parse(name)
+    assert (spec.method, spec.inputs) == (method, inputs)
+    if canon is not None:
+        assert spec.name == canon and FusionSpec.parse(canon) == spec
+    assert spec.config()["input_names"] == list(inputs)
+
+
+def test_short_names_mean_bm25_plus_vector():
+    assert FusionSpec.parse("rrf") == FusionSpec.parse("rrf:bm25+vector") == FusionSpec.parse("rrf:k=60:bm25+vector")
+    assert FusionSpec.parse("w0.75") == FusionSpec.parse("w0.75:bm25+vector")
+    assert "0.6*minmax(bm25)(d) + 0.4*minmax(mine)(d)" in FusionSpec.parse("w0.6:bm25+mine").formula
+    assert "over bm25, mine, x" in FusionSpec.parse("rrf:bm25+mine+x").formula
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("w0.5:bm25+mine+x", "exactly 2 inputs"),
+        ("w0.5:bm25", "exactly 2 inputs"),
+        ("rrf:bm25++mine", "empty input"),
+        ("rrf:bm25+", "empty input"),
+        ("rrf:k=1:k=2:bm25", "given twice"),
+        ("rrf[k=1]:k=2", "given twice"),
+        ("rrf:q=1", "q: Extra inputs"),
+        ("w0.5:w=0.3", "given in the name"),
+        ("rrf:k=nan", "k:"),
+        ("rrf:", "empty segment"),
+        ("rrf[k=1", "without"),
+    ],
+)
+def test_fusion_name_errors_name_the_problem(bad, message):
+    with pytest.raises(FusionSpecError, match=message):
+        FusionSpec.parse(bad)
+
+
+def test_registry_lists_every_method_once():
+    from harness.retrieve.fusion import FUSIONS, fusion_method
+
+    assert {"rrf", "wsum"} <= set(FUSIONS)
+    for method in FUSIONS.values():
+        assert method.reference and method.options.model_config.get("extra") == "forbid"
+    assert fusion_method("w0.3")[1] == {"w": 0.3} and fusion_method("rrf")[0].name == "rrf"
+    assert fusion_method("bm25") is None and fusion_method("rrfx") is None
 
 
 # ---------------------------------------------------------------------------------------------------------------
