@@ -16,6 +16,7 @@ from harness.errors import HarnessInputError
 from harness.evaluation.pipeline import RunOptions, run
 from harness.goldset.io import load_goldset
 from harness.retrieve.fusion import rrf, weighted_fusion
+from harness.retrieve.fusion.comb_mnz import comb_mnz
 from harness.retrieve.names import parse_name, split_systems
 from harness.retrieve.plugin import load_plugin
 from harness.retrieve.registry import SystemPlan, plan_systems
@@ -188,19 +189,21 @@ def _run(tiny_goldset, tiny_corpus, tmp_path, systems, opts, run_id="r"):
 
 
 def test_named_fusions_give_the_short_names_rankings(tiny_corpus, tiny_goldset, tmp_path, opts):
-    systems = ["bm25", "vector", "rrf", "rrf:bm25+vector", "w0.75", "w0.75:bm25+vector", "vector:binarize=centered"]
+    systems = ["bm25", "vector", "rrf", "rrf:bm25+vector", "w0.75", "w0.75:bm25+vector", "mnz", "mnz:bm25+vector"]
+    systems.append("vector:binarize=centered")
     path = _run(tiny_goldset, tiny_corpus, tmp_path, systems, opts)
     rows = _rows(path)
     man = json.loads((path / "manifest.json").read_text("utf-8"))
     assert man["systems"] == systems and list(man["system_options"]) == [*systems[:2], *systems[2:]]
     for qid in ("SP-001", "SP-002", "MD-001"):
         b, v = rows[("bm25", qid)], rows[("vector", qid)]
-        for short, named in (("rrf", "rrf:bm25+vector"), ("w0.75", "w0.75:bm25+vector")):
+        for short, named in (("rrf", "rrf:bm25+vector"), ("w0.75", "w0.75:bm25+vector"), ("mnz", "mnz:bm25+vector")):
             assert rows[(short, qid)]["docs"] == rows[(named, qid)]["docs"]
             assert rows[(short, qid)]["chunks"] == rows[(named, qid)]["chunks"]
             assert rows[(short, qid)]["metrics"] == rows[(named, qid)]["metrics"]
         # independently: the fusion of the two stored (cut) input rankings
         assert _pairs(rows[("rrf", qid)]["docs"]) == rrf([_pairs(b["docs"]), _pairs(v["docs"])], k=60, depth=50)
+        assert _pairs(rows[("mnz", qid)]["docs"]) == comb_mnz([_pairs(b["docs"]), _pairs(v["docs"])], depth=50)
         assert _pairs(rows[("w0.75", qid)]["chunks"]) == weighted_fusion(
             _pairs(b["chunks"]), _pairs(v["chunks"]), 0.75, depth=200
         )

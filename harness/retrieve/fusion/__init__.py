@@ -6,7 +6,8 @@ grammar, typed options, function, formula); :func:`parse_fusion` is the only par
 
 * ``rrf``, ``rrf:k=30``, ``rrf:k=10:bm25+mine`` — RRF (:mod:`~harness.retrieve.fusion.rrf`), any number of inputs;
 * ``w0.25``, ``w0.6:bm25+mine`` — weighted CombSUM of min-max scores (:mod:`~harness.retrieve.fusion.wsum`), exactly
-  two inputs, the weight on the first.
+  two inputs, the weight on the first;
+* ``mnz``, ``mnz:bm25+mine`` — CombMNZ of min-max scores (:mod:`~harness.retrieve.fusion.comb_mnz`).
 
 Without inputs a fusion reads ``bm25+vector`` (``rrf`` = ``rrf:bm25+vector``). Each input is any system name of the
 run (an alias, ``bm25``, ``vector:binarize=centered``, a plugin, another fusion: a fusion with its own inputs is
@@ -34,6 +35,7 @@ from pydantic import ValidationError
 
 from harness.errors import HarnessInputError
 from harness.ranking import Ranking
+from harness.retrieve.fusion import comb_mnz as _comb_mnz
 from harness.retrieve.fusion import rrf as _rrf
 from harness.retrieve.fusion import wsum as _wsum
 from harness.retrieve.fusion.base import FusionMethod, FusionOptions, FusionSpecError, Pairs
@@ -57,7 +59,7 @@ __all__ = [
     "wsum",
 ]
 
-FUSIONS: dict[str, FusionMethod] = {m.name: m for m in (_rrf.METHOD, _wsum.METHOD)}
+FUSIONS: dict[str, FusionMethod] = {m.name: m for m in (_rrf.METHOD, _wsum.METHOD, _comb_mnz.METHOD)}
 """The fusion registry: ``{method id: FusionMethod}``."""
 
 DEFAULT_INPUTS: tuple[str, ...] = ("bm25", "vector")
