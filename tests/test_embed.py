@@ -146,3 +146,21 @@ def test_packaged_minilm_is_extracted_once_and_loads_offline(tmp_path, no_networ
     again = load_embedder("all-MiniLM-L6-v2", models_dir=tmp_path / "models")
     assert again.weights_sha256 == e.weights_sha256
     assert list((tmp_path / "models").iterdir()) == folders
+
+
+def test_embed_refuses_an_unknown_engine_before_touching_the_workdir(tmp_path):
+    """A bad --engine is unusable input (exit 2) found before ingest: nothing is written (it used to ingest the
+    corpus first, then fail with the base HarnessError)."""
+    from conftest import write_tiny_corpus
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    corpus = write_tiny_corpus(tmp_path / "corpus")
+    args = ["embed", "--corpus", str(corpus), "--workdir", str(tmp_path / "wd")]
+    r = CliRunner().invoke(app, [*args, "--engine", "gpu"])
+    assert r.exit_code == 2 and "--engine: 'gpu' is not 'local' or 'ray'" in r.output
+    assert not (tmp_path / "wd").exists()
+    r = CliRunner().invoke(app, [*args, "--binarize", "x"])
+    assert r.exit_code == 2 and "--binarize: Input should be 'sign' or 'centered'" in r.output
+    assert not (tmp_path / "wd").exists()

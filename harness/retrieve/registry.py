@@ -217,7 +217,7 @@ class SystemPlan:
         if name in stack:
             raise HarnessInputError(f"{field}: {name!r} reads itself ({' -> '.join((*stack, name))})")
         text = aliases.get(name, name)
-        node = _parse_node(text, defaults, f"{field}: {text!r}" if text == name else f"{field}: {name}={text!r}")
+        node = _parse_node(text, defaults, field if text == name else f"{field}: {name}")
         for inp in node.record.inputs:
             self._resolve(inp, aliases, defaults, field, (*stack, name))
         self.nodes[name] = node
@@ -296,14 +296,15 @@ def _reranker(spec: str, where: str, sha256: str | None = None):
     return reranker, provenance
 
 
-def _parse_node(text: str, defaults: Mapping[str, BaseModel], where: str) -> _Node:
-    """One system name -> its node (plugins and rerankers loaded)."""
+def _parse_node(text: str, defaults: Mapping[str, BaseModel], field: str) -> _Node:
+    """One system name -> its node (plugins and rerankers loaded); ``field`` names where it came from."""
+    where = f"{field}: {text!r}"
     if is_plugin_spec(text):
-        plugin = load_plugin(text, field=where)
+        plugin = load_plugin(text, field=field)
         return _Node(SystemRecord(text=text, kind="py", plugin=plugin.record()), plugin=plugin)
-    parsed = parse_name(text, where=where)
+    parsed = parse_name(text, where=field)
     if fusion_method(parsed.head) is not None:
-        spec = FusionSpec.parse(text, where=where)
+        spec = FusionSpec.parse(text, where=field)
         rec = SystemRecord(
             text=text, kind="fusion", method=spec.method, options=_dump(spec.options), inputs=spec.inputs
         )
@@ -326,7 +327,7 @@ def _parse_node(text: str, defaults: Mapping[str, BaseModel], where: str) -> _No
         base = _dump(defaults[kind.name]) if kind.name in defaults else {}
         opts = _options(kind.options, {**base, **parsed.options}, where)
         return _Node(SystemRecord(text=text, kind=kind.name, options=_dump(opts)), options=opts)
-    raise HarnessInputError(f"{where.split(': ')[0]}: unknown system {text!r} ({known_systems()})")
+    raise HarnessInputError(f"{field}: unknown system {text!r} ({known_systems()})")
 
 
 # --------------------------------------------------------------------------------------------------------------------
