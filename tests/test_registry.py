@@ -316,6 +316,21 @@ def test_cli_plugs_a_toy_retriever_in_and_fuses_it_with_bm25(tiny_corpus, tiny_g
         assert _pairs(rows[("rrf:bm25+toy", qid)]["docs"]) == rrf([_pairs(b["docs"]), _pairs(t["docs"])], depth=50)
 
 
+def test_cli_reaches_the_two_stage_reranker_option(tiny_corpus, tiny_goldset, tmp_path):
+    ts = f"two-stage[reranker={RERANK};rerank_top=2;vector=none]:rrf:bm25+hyb"
+    r = _cli(tiny_corpus, tiny_goldset, tmp_path, f"{TOY},hyb=w0.5:bm25+toy,{ts}")
+    assert r.exit_code == 0, r.output
+    man = json.loads((tmp_path / "runs" / "cli" / "manifest.json").read_text("utf-8"))
+    assert man["systems"] == ["toy", "hyb", ts]
+    opts = man["system_options"]
+    assert opts[ts]["options"]["reranker"] == RERANK and opts[ts]["options"]["rerank_top"] == 2
+    assert opts[ts]["inputs"] == ["rrf:bm25+hyb", "bm25"] and opts["rrf:bm25+hyb"]["inputs"] == ["bm25", "hyb"]
+    assert opts["hyb"]["text"] == "w0.5:bm25+toy" and man["system_configs"][ts]["reranker"]["rerank_top"] == 2
+    # a fusion with inputs of its own cannot be written inline as an input ('+' separates inputs): name it first
+    r = _cli(tiny_corpus, tiny_goldset, tmp_path, f"{TOY},rrf:bm25+w0.5:bm25+toy")
+    assert r.exit_code == 2 and "wsum takes exactly 2 inputs, got 1" in r.output
+
+
 def test_cli_vector_flags_are_the_vector_defaults(tiny_corpus, tiny_goldset, tmp_path):
     r = _cli(tiny_corpus, tiny_goldset, tmp_path, "vector,vector:binarize=sign", "--binarize", "centered")
     assert r.exit_code == 0, r.output
