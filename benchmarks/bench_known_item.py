@@ -18,11 +18,11 @@ import time
 import numpy as np
 from common import DEFAULT_CORPUS, header, interleaved_best, peak_rss_mb, write_json
 
+from harness.ranking import id_rank as _id_rank
 from harness.retrieve.analyzer import SpanishAnalyzer
 from harness.studies.coverage import Population, run_coverage
 from harness.studies.known_item import ScorerInputs, chunk_corpus, known_item_search
 from harness.studies.known_item.scorers import bm25_scorer, tfidf_scorer
-from harness.studies.known_item.search import _id_rank
 
 
 def main() -> None:

@@ -43,8 +43,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from harness.errors import HarnessInputError
+from harness.errors import MetricError
 from harness.goldset.schema import CATEGORIES, GoldRecord
+from harness.ranking import canonical_ranking
 
 __all__ = [
     "DEFAULT_KS",
@@ -64,44 +65,6 @@ Level = Literal["docs", "chunks"]
 
 DEFAULT_KS: tuple[int, ...] = (1, 5, 10, 20)
 """Cut-offs of recall@k, all_hop@k, hit@k and evidence_recall@k computed by default."""
-
-
-class MetricError(HarnessInputError, ValueError):
-    """Unusable metric input: an unknown metric id, a NaN score, results that cannot be aggregated (exit 2)."""
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The tie rule
-
-
-def canonical_ranking(items: Iterable[tuple[str | int, float]], depth: int | None = None) -> _Ranking:
-    """The project's one canonical ranking: score descending, then id ascending (string comparison).
-
-    Args:
-        items: ``(id, score)`` pairs in any order, higher score better; ids may be ``int`` or ``str``.
-        depth: keep the first ``depth`` entries (``None``: all). Must be >= 0.
-
-    Returns:
-        A new list of ``(str(id), float(score))``. An id that occurs more than once keeps its best (highest)
-        score, i.e. its first occurrence in canonical order. The input is not modified.
-
-    Raises:
-        MetricError: a score is NaN.
-        ValueError: ``depth`` is negative or not an int.
-    """
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
-        raise ValueError(f"canonical_ranking: depth must be an int >= 0 or None, got {depth!r}")
-    best: dict[str, float] = {}
-    for item_id, score in items:
-        key = str(item_id)
-        s = float(score)
-        if math.isnan(s):
-            raise MetricError(f"canonical_ranking: score of id {key!r} is NaN")
-        prev = best.get(key)
-        if prev is None or s > prev:
-            best[key] = s
-    ranking = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ranking if depth is None else ranking[:depth]
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import HarnessInputError
+from harness.ranking import id_rank as _id_rank
 from harness.report.studies import render_known_item
 from harness.retrieve.analyzer import SpanishAnalyzer
 from harness.retrieve.bm25 import BM25Index
@@ -25,7 +26,7 @@ from harness.studies.known_item import (
     run_known_item,
 )
 from harness.studies.known_item.scorers import bm25_scorer, tfidf_scorer
-from harness.studies.known_item.search import _block_outcomes, _id_rank
+from harness.studies.known_item.search import _block_outcomes
 
 
 def _bm25_scorer(toks, qtoks):

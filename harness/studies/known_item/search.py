@@ -8,7 +8,7 @@ For a block of queries a :class:`Scorer` fills a dense float32 block of scores a
 from __future__ import annotations
 
 import multiprocessing as mp
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -209,10 +209,3 @@ def _search_blocks(state: tuple, starts: list[int]) -> list:
 def _fork_job(args: tuple) -> list:
     key, starts = args
     return _search_blocks(_FORK_STATE[key], starts)
-
-
-def _id_rank(ids: Sequence[str]) -> np.ndarray:
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    rank = np.empty(len(ids), dtype=np.int64)
-    rank[order] = np.arange(len(ids))
-    return rank

@@ -22,10 +22,11 @@ import numpy as np
 from harness.errors import HarnessInputError
 from harness.io import atomic_directory, atomic_write_json, check_output_location, read_jsonl
 from harness.progress import progress_bar
+from harness.ranking import id_rank as rank_ids
 from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
 from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
 from harness.studies.known_item.scorers import ScorerInputs, get_scorer_factory
-from harness.studies.known_item.search import KnownItemOutcomes, _id_rank, known_item_search
+from harness.studies.known_item.search import KnownItemOutcomes, known_item_search
 
 __all__ = [
     "PUBLISHED",
@@ -281,7 +282,7 @@ def run_known_item(
     tokens = analyzer.tokenize_many(cc.texts)
     qtokens = analyzer.tokenize_many(cc.query_texts)
     t_tok = time.perf_counter() - t1
-    id_rank = _id_rank(cc.chunk_ids)
+    id_rank = rank_ids(cc.chunk_ids)
     inputs = ScorerInputs(
         chunk_texts=cc.texts,
         query_texts=cc.query_texts,
