@@ -22,10 +22,9 @@ from harness.evaluation.runs import (
     default_run_id,
     git_commit,
     library_versions,
-    trec_qrels_lines,
-    trec_run_lines,
     write_run_record,
 )
+from harness.evaluation.trec import read_rankings, trec_qrels_lines, trec_run_lines
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
 from harness.metrics import MetricSpec, aggregate, question_metrics
@@ -365,8 +364,6 @@ def evaluate_rankings(
     Raises:
         HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids.
     """
-    from harness.evaluation.trec import read_rankings
-
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
     goldset = load_goldset(goldset_path)

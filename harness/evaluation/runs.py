@@ -9,7 +9,7 @@ never overwritten)::
     per_question.jsonl   one line per (system, question): category, split, both rankings with scores (cut at the
                          recorded depths), gold ranks, every metric, flags
     summary.json         per system: overall and per-category means, intervals for every method, counts
-    trec/<system>.<level>.run   TREC run files (qid Q0 id rank score tag)
+    trec/<system>.<level>.run   TREC run files (qid Q0 id rank score tag; :mod:`harness.evaluation.trec`)
     trec/qrels.<level>.txt      TREC qrels of the gold set (documents: grade; chunks: 1)
 
 Everything that reports, compares or gates reads these files only, so any past run can be reported again.
@@ -26,7 +26,6 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 
 from harness.errors import HarnessInputError, IncomparableError
-from harness.goldset.io import GoldSet
 from harness.io import atomic_directory, read_json, read_jsonl
 
 RUN_SCHEMA_VERSION = 1
@@ -83,32 +82,6 @@ def default_run_id(prefix: str = "run") -> str:
     """A time-based id, unique to the microsecond (``run-20261130T190812-123456``)."""
     now = dt.datetime.now(dt.UTC)
     return f"{prefix}-{now.strftime('%Y%m%dT%H%M%S-%f')}"
-
-
-def trec_run_lines(system: str, level: str, rankings: dict[str, list[tuple[str, float]]]) -> list[str]:
-    """TREC run lines ``qid Q0 id rank score tag`` (rank from 1; tag = ``system``)."""
-    lines = []
-    for qid, ranking in rankings.items():
-        for r, (item, score) in enumerate(ranking, start=1):
-            lines.append(f"{qid} Q0 {item} {r} {score:.9g} {system}")
-    return lines
-
-
-def trec_qrels_lines(goldset: GoldSet, level: str) -> list[str]:
-    """TREC qrels ``qid 0 id rel``: documents with their grade (alternatives with the grade they stand in for),
-    chunks with relevance 1."""
-    lines = []
-    for rec in goldset.records:
-        if level == "document":
-            seen: dict[str, int] = {}
-            for g in rec.gold_documents:
-                seen[str(g.document_id)] = max(seen.get(str(g.document_id), 0), g.effective_grade)
-                for a in g.alternatives:
-                    seen.setdefault(str(a.document_id), g.effective_grade)
-            lines += [f"{rec.qid} 0 {d} {grade}" for d, grade in seen.items()]
-        else:
-            lines += [f"{rec.qid} 0 {c} 1" for c in rec.evidence_chunks()]
-    return lines
 
 
 def write_run_record(
