@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli._common import WORKDIR, _csv_ints, _fail, app, console
+from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format
 from harness.errors import HarnessError
 
 
@@ -26,14 +26,18 @@ def known_item(
     model: str = typer.Option(None, "--model", help="Embedding model of the vector system (as in `harness embed`)."),
     workdir: Path = WORKDIR,
     overwrite: bool = typer.Option(False, help="Replace an existing output folder."),
+    fmt: str = FORMAT,
+    result_out: str = RESULT_OUT,
 ) -> None:
     """Label-free known-item evaluation (chunk-as-query, hit@1 micro/macro, ICC, DEFF) on a corpus."""
+    fmt = output_format(fmt, out=result_out, field="--result-out")
 
     from harness.studies.known_item import run_chunk_size_sensitivity, run_known_item, run_study
 
     try:
         sizes = _csv_ints(chunk_words, "--chunk-words")
         if len(sizes) > 1:
+            kind = "known-item-sensitivity"
             res = run_chunk_size_sensitivity(
                 corpus,
                 out,
@@ -47,6 +51,7 @@ def known_item(
                 progress=True,
             )
         elif coverage:
+            kind = "known-item-study"
             res = run_study(
                 corpus,
                 out,
@@ -62,6 +67,7 @@ def known_item(
                 progress=True,
             )
         else:
+            kind = "known-item"
             res = run_known_item(
                 corpus,
                 out,
@@ -76,8 +82,7 @@ def known_item(
             )
     except HarnessError as exc:
         _fail(exc)
-    console.print(res)
-    console.print(f"outputs: {out}")
+    emit(kind, res, fmt, result_out, path=out, field="--result-out")
 
 
 @app.command("coverage")
@@ -91,10 +96,14 @@ def coverage_cmd(
     seed: int = typer.Option(0),
     system: str = typer.Option(None, help="Which system's outcomes (default: the first)."),
     out: Path = typer.Option(None, "--out", help="Output folder (default: the population folder)."),
+    fmt: str = FORMAT,
+    result_out: str = RESULT_OUT,
 ) -> None:
     """Coverage of interval methods when an evaluator samples documents from this corpus (seeded simulation)."""
 
     from harness.studies.coverage import run_coverage
+
+    fmt = output_format(fmt, out=result_out, field="--result-out")
 
     try:
         res = run_coverage(
@@ -110,4 +119,4 @@ def coverage_cmd(
         )
     except HarnessError as exc:
         _fail(exc)
-    console.print(res)
+    emit("coverage", res, fmt, result_out, path=out or population, field="--result-out")

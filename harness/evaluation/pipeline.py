@@ -161,8 +161,10 @@ def score_results(
                     "gold_doc_ranks": qr.gold_doc_ranks,
                     "gold_chunk_ranks": qr.gold_chunk_ranks,
                     "flags": {**qr.flags, **(res.flags if res is not None else {"missing": True})},
-                    "docs": [[i, s] for i, s in (res.docs or [])][: options.doc_depth] if res else [],
-                    "chunks": [[i, s] for i, s in (res.chunks or [])][: options.chunk_depth] if res else [],
+                    "rankings": {
+                        "document": [[i, s] for i, s in (res.docs or [])][: options.doc_depth] if res else [],
+                        "chunk": [[i, s] for i, s in (res.chunks or [])][: options.chunk_depth] if res else [],
+                    },
                 }
             )
         sys_summary: dict = {}
@@ -415,7 +417,7 @@ def _write_record(
         "corpus": corpus,
         "systems": list(results),
         "system_configs": system_configs,
-        "depths": {"documents": options.doc_depth, "chunks": options.chunk_depth},
+        "depths": {"document": options.doc_depth, "chunk": options.chunk_depth},
         "ks": list(options.ks),
         "seed": options.seed,
         "bootstrap_reps": options.bootstrap_reps,
