@@ -254,6 +254,11 @@ def test_incomplete_record_is_refused(tiny_run, tmp_path):
     (rec / "summary.json").unlink()
     with pytest.raises(HarnessInputError, match=r"summary\.json: file not found \(not a complete run record\)"):
         load_run(rec)
+    # the hidden temporary folder a killed run leaves, even when complete inside, is not a record
+    tmp = tmp_path / ".r.x1y2.tmp"
+    shutil.copytree(tiny_run, tmp)
+    with pytest.raises(HarnessInputError, match="temporary folder of an unfinished write"):
+        load_run(tmp)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -251,12 +251,17 @@ def load_run(path: str | Path) -> RunRecord:
     """Load a run record folder, upgrading schema 1 on the fly, every value checked against its declared range.
 
     Raises:
-        HarnessInputError: missing folder or files, malformed JSON, an unknown schema version, a value outside its
-            declared range (``<file>:<line>: field <path>: <message>``; exit 2).
+        HarnessInputError: missing folder or files, the temporary folder of an interrupted write (``.<id>.*.tmp``),
+            malformed JSON, an unknown schema version, a value outside its declared range (``<file>:<line>: field
+            <path>: <message>``; exit 2).
     """
     path = Path(path)
     if not path.is_dir():
         raise HarnessInputError(f"{path}: run record not found")
+    if path.name.startswith(".") and path.name.endswith(".tmp"):
+        raise HarnessInputError(
+            f"{path}: the temporary folder of an unfinished write, not a run record (run ids never start with '.')"
+        )
     files = {name: path / name for name in ("manifest.json", "summary.json", "per_question.jsonl")}
     texts = {name: _read_text(p) for name, p in files.items()}
     raw_manifest = _parse_json(files["manifest.json"], texts["manifest.json"])
