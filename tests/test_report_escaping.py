@@ -12,6 +12,7 @@ unescaped ``|`` inside a table cell.
 from __future__ import annotations
 
 import html
+import io
 import json
 import re
 from html.parser import HTMLParser
@@ -20,12 +21,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
-from rich.text import Text
+from rich.console import Console
+from rich.table import Table
 from test_report import write_known_item_outputs
 
+from harness.evaluation.compare import compare_runs
 from harness.evaluation.pipeline import RunOptions, evaluate_rankings
+from harness.evaluation.runs import load_run
 from harness.report import write_report
 from harness.report.format import esc, md, rich_text
+from harness.report.formats import Result, emit
 
 
 def hostile(tag: str) -> str:
@@ -218,4 +223,22 @@ def test_esc_and_rich_text_keep_any_text_literal(text):
     parsed.feed(f"<p title='{esc(text)}'>{esc(text)}</p>")
     parsed.close()
     assert parsed.tags == ["p"] and "".join(parsed.text) == text
-    assert Text.from_markup(rich_text(text)).plain == text
+    line = " ".join(text.split())
+    if line:
+        console = Console(file=io.StringIO(), width=400, color_system=None)
+        table = Table(title=rich_text(line))
+        table.add_column(rich_text(line))
+        table.add_row(rich_text(line))
+        console.print(table)
+        assert console.file.getvalue().count(line) == 3
+
+
+def test_terminal_tables_print_markup_from_inputs_literally(hostile_inputs, tmp_path):
+    """The ``table`` format of a run and of a comparison: rich would turn ``[red]x[/red]`` into colour and drop it."""
+    rec = load_run(hostile_inputs["run"])
+    emit(Result("run", rec, rec.path), "table", tmp_path / "run.txt")
+    rep = compare_runs(rec, rec, metrics=("mrr",), reps=200)
+    emit(Result("comparison", rep), "table", tmp_path / "cmp.txt")
+    for name in ("run.txt", "cmp.txt"):
+        text = (tmp_path / name).read_text("utf-8")
+        assert "[red]" in text and "[/red]" in text and "<script>" in text, name

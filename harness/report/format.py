@@ -6,8 +6,8 @@ shown as :data:`MISSING` everywhere.
 
 Escaping: every string that comes from an input (question ids and texts, categories, quotes, system names, document
 and chunk ids, run ids, paths, notes) goes through :func:`esc` in HTML (text and attribute values), :func:`md` in
-Markdown, and :func:`rich_text` in rich (terminal) markup. :class:`Markup` marks a string as the renderer's own,
-already safe markup (a Markdown ``**PASS**``), which :func:`md` leaves as it is.
+Markdown, and :func:`rich_text` (a rich ``Text``, never parsed as markup) on a terminal. :class:`Markup` marks a
+string as the renderer's own, already safe markup (a Markdown ``**PASS**``), which :func:`md` leaves as it is.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from __future__ import annotations
 import html
 import math
 import re
+
+from rich.text import Text
 
 MISSING = "-"
 
@@ -99,8 +101,7 @@ def md(value) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
 
 
-def rich_text(value) -> str:
-    """Escape ``str(value)`` for rich console markup (``[red]`` in a system name stays literal text)."""
-    from rich.markup import escape
-
-    return escape(str(value))
+def rich_text(value) -> Text:
+    """``str(value)`` as a rich :class:`~rich.text.Text` (never parsed as console markup, so ``[red]x`` or a trailing
+    backslash print as themselves), for table cells, headers and titles."""
+    return Text(str(value))

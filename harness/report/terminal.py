@@ -2,7 +2,8 @@
 ``power`` and ``sweep`` (the ``table`` format of :mod:`harness.report.formats`).
 
 Every string from an input (system names, categories, question and chunk ids, notes) is escaped for rich markup
-(:func:`harness.report.format.rich_text`), so a name such as ``[red]x`` prints as itself.
+(:func:`harness.report.format.rich_text`, plain :class:`rich.text.Text` for titles), so a name such as ``[red]x``
+prints as itself.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS,
         f"{slice_name} questions (n={n_q}); 95 % {method.upper()} intervals, clustering {cl.mode}"
         f" ({cl.n_clusters} clusters, df {_df(run) if slice_name == 'all' else 'see JSON'})"
     )
-    t = Table(title=rich_text(title), title_justify="left")
+    t = Table(title=Text(title), title_justify="left")
     t.add_column("system", style="bold")
     for m in metrics:
         t.add_column(m, justify="right")
@@ -56,7 +57,7 @@ def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS,
 
 def category_table(run: RunRecord, metric: str = "mrr", slice_name: str = "all") -> Table:
     """Per-category means of one metric, one row per system."""
-    t = Table(title=f"{metric} per category ({rich_text(slice_name)} questions)", title_justify="left")
+    t = Table(title=Text(f"{metric} per category ({slice_name} questions)"), title_justify="left")
     t.add_column("system", style="bold")
     slices = [s[slice_name] for s in run.summary.systems.values() if slice_name in s]
     present = {c for sl in slices for c in sl.per_category}
@@ -144,8 +145,8 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
     console = console or Console()
     cl = rep.clustering
     t = Table(
-        title=(
-            f"paired differences B - A (95 % CR2 intervals; clustering {rich_text(cl.get('mode'))}, "
+        title=Text(
+            f"paired differences B - A (95 % CR2 intervals; clustering {cl.get('mode')}, "
             f"{cl.get('n_clusters')} clusters)"
         ),
         title_justify="left",
@@ -175,9 +176,7 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
     for c in rep.comparisons:
         if c.metric != first_metric:
             continue
-        ct = Table(
-            title=f"{c.metric}: {rich_text(c.system_b)} - {rich_text(c.system_a)} per category", title_justify="left"
-        )
+        ct = Table(title=Text(f"{c.metric}: {c.system_b} - {c.system_a} per category"), title_justify="left")
         for col in ("category", "n", "B - A", "W/T/L"):
             ct.add_column(col)
         for cat, e in c.per_category.items():
@@ -219,7 +218,7 @@ def render_sweep(result: SweepResult, console: Console | None = None) -> None:
     notes."""
     console = console or Console()
     r = result
-    head = Table(title=f"Fusion-weight sweep: {r.metric} ({r.level} level), run {rich_text(r.run_id)}")
+    head = Table(title=Text(f"Fusion-weight sweep: {r.metric} ({r.level} level), run {r.run_id}"))
     for col in ("split", "questions", "w (bm25)", r.metric, "interval (cr2)"):
         head.add_column(col, justify="left" if col == "split" else "right")
     head.add_row("dev", str(r.n_dev), f"{r.chosen_weight:g}", f"{r.dev_best:.4f}", "optimistic")
