@@ -24,10 +24,9 @@ from harness.evaluation.runs import (
     default_run_id,
     git_commit,
     library_versions,
-    trec_qrels_lines,
-    trec_run_lines,
     write_run_record,
 )
+from harness.evaluation.trec import read_rankings, trec_qrels_lines, trec_run_lines
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
 from harness.metrics import MetricSpec, aggregate, question_metrics
@@ -184,8 +183,10 @@ def score_results(
                     "gold_doc_ranks": qr.gold_doc_ranks,
                     "gold_chunk_ranks": qr.gold_chunk_ranks,
                     "flags": {**qr.flags, **(res.flags if res is not None else {"missing": True})},
-                    "docs": [[i, s] for i, s in (res.docs or [])][: options.doc_depth] if res else [],
-                    "chunks": [[i, s] for i, s in (res.chunks or [])][: options.chunk_depth] if res else [],
+                    "rankings": {
+                        "document": [[i, s] for i, s in (res.docs or [])][: options.doc_depth] if res else [],
+                        "chunk": [[i, s] for i, s in (res.chunks or [])][: options.chunk_depth] if res else [],
+                    },
                 }
             )
         sys_summary: dict = {}
@@ -393,8 +394,6 @@ def evaluate_rankings(
     Raises:
         HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids.
     """
-    from harness.evaluation.trec import read_rankings
-
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
     goldset = load_goldset(goldset_path)
@@ -446,7 +445,7 @@ def _write_record(
         "corpus": corpus,
         "systems": list(results),
         "system_configs": system_configs,
-        "depths": {"documents": options.doc_depth, "chunks": options.chunk_depth},
+        "depths": {"document": options.doc_depth, "chunk": options.chunk_depth},
         "ks": list(options.ks),
         "seed": options.seed,
         "bootstrap_reps": options.bootstrap_reps,
