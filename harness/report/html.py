@@ -41,6 +41,7 @@ from harness.errors import HarnessInputError
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.io import atomic_write_text, read_json, read_jsonl, sha256_file
+from harness.stats.methods import display_order
 
 #: Stable element ids of the figures (the ``<figure>`` element; its ``<svg>`` has the id plus ``-svg``).
 FIGURE_IDS: dict[str, str] = {
@@ -58,16 +59,8 @@ FIGURE_IDS: dict[str, str] = {
 TABLE_METRICS = ("mrr", "recall@5", "recall@10", "all_hop@10", "ndcg@10", "evidence_recall@10", "evidence_mrr")
 #: Metrics of the forest plot / paired table.
 FOREST_METRICS = ("mrr", "recall@10", "all_hop@10", "evidence_recall@10")
-#: Interval methods shown in the "every method" table, in order.
-INTERVAL_METHODS = (
-    "cr2",
-    "cr2_logit",
-    "bootstrap_t",
-    "bootstrap_percentile",
-    "cluster_t",
-    "iid_wald_effective",
-    "iid_wald",
-)
+#: Interval methods shown in the "every method" table, in order (the registry's display order).
+INTERVAL_METHODS = display_order()
 FORMATS = ("html", "markdown")
 
 

@@ -198,7 +198,7 @@ def bootstrap_intervals(
 
 
 def cluster_bootstrap(
-    y, clusters, *, weights=None, B=5000, seed=0, level=0.95, kind="percentile", fpc=None
+    y, clusters, *, weights=None, B=5000, seed=0, level=0.95, kind="percentile", fpc=None, clip=True
 ) -> Interval:
     """Cluster bootstrap interval for the (weighted) mean of ``y``.
 
@@ -211,6 +211,7 @@ def cluster_bootstrap(
         level: two-sided confidence level in (0, 1).
         kind: ``"percentile"`` or ``"bootstrap_t"`` (CR2-studentised).
         fpc: population number of clusters (see module docstring), or None.
+        clip: clip the bootstrap-t bounds to [0, 1] when every ``y`` lies in [0, 1].
 
     Returns:
         :class:`Interval` (``method`` ``"bootstrap_percentile"`` or ``"bootstrap_t"``; ``df`` None); extras hold
@@ -223,5 +224,7 @@ def cluster_bootstrap(
     """
     if kind not in ("percentile", "bootstrap_t"):
         raise fail("cluster_bootstrap", "kind", f"must be 'percentile' or 'bootstrap_t', got {kind!r}")
-    res = bootstrap_intervals(y, clusters, weights=weights, B=B, seed=seed, level=level, fpc=fpc, kinds=(kind,))
+    res = bootstrap_intervals(
+        y, clusters, weights=weights, B=B, seed=seed, level=level, fpc=fpc, kinds=(kind,), clip=clip
+    )
     return next(iter(res.values()))
