@@ -25,8 +25,11 @@ from harness.stats import batched
 from harness.stats._core import as_vector, encode_clusters, fail
 from harness.stats.bootstrap import cluster_bootstrap
 from harness.stats.cr2 import cr2
+from harness.stats.cr3 import cr3, cr3_kernel
 from harness.stats.interval import Interval
+from harness.stats.korn_graubard import korn_graubard, korn_graubard_kernel
 from harness.stats.simple import cluster_t, iid_wald, iid_wald_effective
+from harness.stats.wild import wild_cluster_bootstrap, wild_cluster_kernel
 
 OUTCOMES = ("binary", "unit", "continuous")
 ANY = OUTCOMES
@@ -186,74 +189,23 @@ def kernel_bounds(
 # --------------------------------------------------------------------------------------------------------------
 
 register(IntervalMethod("cr2", "CR2 (Satterthwaite t)", cr2, batched.cr2_kernel, weights=True, fpc="clusters"))
-register(
-    IntervalMethod(
-        "cr2_logit",
-        "CR2, logit scale",
-        partial(cr2, transform="logit"),
-        batched.cr2_logit_kernel,
-        outcomes=UNIT,
-        weights=True,
-        fpc="clusters",
-        paired=False,
-        order=1,
-    )
-)
-register(
-    IntervalMethod(
-        "bootstrap_percentile",
-        "cluster bootstrap percentile",
-        partial(cluster_bootstrap, kind="percentile"),
-        batched.bootstrap_percentile_kernel,
-        weights=True,
-        fpc="clusters",
-        resampling=True,
-        order=3,
-    )
-)
-register(
-    IntervalMethod(
-        "bootstrap_t",
-        "cluster bootstrap-t",
-        partial(cluster_bootstrap, kind="bootstrap_t"),
-        batched.bootstrap_t_kernel,
-        weights=True,
-        fpc="clusters",
-        resampling=True,
-        order=2,
-    )
-)
-register(
-    IntervalMethod(
-        "cluster_t",
-        "t over cluster means",
-        cluster_t,
-        batched.cluster_t_kernel,
-        estimand="macro",
-        fpc="clusters",
-        order=4,
-    )
-)
-register(
-    IntervalMethod(
-        "iid_wald",
-        "iid Wald (contrast only)",
-        iid_wald,
-        batched.iid_wald_kernel,
-        clustered=False,
-        fpc="rows",
-        contrast_only=True,
-        order=9,
-    )
-)
-register(
-    IntervalMethod(
-        "iid_wald_effective",
-        "effective-size Wald",
-        iid_wald_effective,
-        batched.iid_wald_effective_kernel,
-        fpc="clusters",
-        paired=False,
-        order=8,
-    )
-)
+register(IntervalMethod("cr2_logit", "CR2, logit scale", partial(cr2, transform="logit"), batched.cr2_logit_kernel,
+                        outcomes=UNIT, weights=True, fpc="clusters", paired=False, order=1))  # fmt: skip
+register(IntervalMethod("bootstrap_percentile", "cluster bootstrap percentile", partial(cluster_bootstrap,
+                        kind="percentile"), batched.bootstrap_percentile_kernel, weights=True, fpc="clusters",
+                        resampling=True, order=3))  # fmt: skip
+register(IntervalMethod("bootstrap_t", "cluster bootstrap-t", partial(cluster_bootstrap, kind="bootstrap_t"),
+                        batched.bootstrap_t_kernel, weights=True, fpc="clusters", resampling=True,
+                        order=2))  # fmt: skip
+register(IntervalMethod("cluster_t", "t over cluster means", cluster_t, batched.cluster_t_kernel, estimand="macro",
+                        fpc="clusters", order=4))  # fmt: skip
+register(IntervalMethod("iid_wald", "iid Wald (contrast only)", iid_wald, batched.iid_wald_kernel, clustered=False,
+                        fpc="rows", contrast_only=True, order=9))  # fmt: skip
+register(IntervalMethod("iid_wald_effective", "effective-size Wald", iid_wald_effective,
+                        batched.iid_wald_effective_kernel, fpc="clusters", paired=False, order=8))  # fmt: skip
+register(IntervalMethod("cr3", "CR3 jackknife (Satterthwaite t)", cr3, cr3_kernel, weights=True, fpc="clusters",
+                        order=5))  # fmt: skip
+register(IntervalMethod("wild_cluster", "wild cluster bootstrap (WCR)", wild_cluster_bootstrap, wild_cluster_kernel,
+                        resampling=True, order=6))  # fmt: skip
+register(IntervalMethod("korn_graubard", "Korn-Graubard", korn_graubard, korn_graubard_kernel, outcomes=BINARY,
+                        weights=True, fpc="clusters", paired=False, order=7))  # fmt: skip
