@@ -442,3 +442,16 @@ def test_continuous_population_runs_the_methods_that_apply(tmp_path):
     assert {"cr2", "cr2_logit", "cluster_t", "iid_wald_effective"} <= set(rows)
     assert rows["cr2"]["default"] and res.population["outcome"] == "unit"
     assert 0.8 < rows["cr2"]["coverage"] <= 1.0
+
+
+def test_rendering_escapes_the_system_name():
+    """A system name is input: rich markup in it is shown literally, not interpreted (failed before the fix: the
+    title read "Population: bm25 known-item outcomes", the brackets swallowed)."""
+    from rich.console import Console
+
+    pop = icc0_population(d=60)
+    pop.system = "[bold]bm25[/bold]"
+    res = run_coverage(pop, reps=20, ks=(5,), types=0, b=39, plots=False)
+    con = Console(record=True, width=160)
+    con.print(res)
+    assert "Population: [bold]bm25[/bold]" in con.export_text()
