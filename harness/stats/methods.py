@@ -21,7 +21,7 @@ from typing import Literal
 
 import numpy as np
 
-from harness.stats import batched
+import harness.stats.batched as batched
 from harness.stats._core import as_vector, encode_clusters, fail
 from harness.stats.bootstrap import cluster_bootstrap
 from harness.stats.cr2 import cr2

@@ -50,9 +50,9 @@ from pathlib import Path
 
 import numpy as np
 
+import harness.stats.batched as batched
 from harness.errors import HarnessInputError
 from harness.io import atomic_write_json, atomic_write_text, read_json
-from harness.stats import batched
 from harness.stats.design import design_diagnostics
 from harness.stats.methods import DEFAULTS, INTERVALS, display_order
 from harness.studies.coverage.population import Population, load_population
