@@ -27,7 +27,7 @@ Each bootstrap draw is five numbers; a p-value at any ``theta0`` costs O(B).
 
 Interval: ``{theta : p(theta) >= 1 - level}`` (the values the level-``1 - level`` test does not reject). From the
 estimate (``delta = 0``, accepted unless nearly every draw has ``alpha = 0``) each side is searched outward in steps
-doubling from the CRV1 standard error until a rejected point, then bisected (52 halvings) to the crossing; if no
+doubling from the CRV1 standard error until a rejected point, then bisected (42 halvings) to the crossing; if no
 point is rejected within ``2^64`` standard errors the bound is infinite. A confidence set that is not an interval
 (possible in principle) yields its innermost crossings. ``y`` constant within every cluster mean (``e2 = 0``) gives
 ``[ybar, ybar]``. Unweighted only (the reference, Python ``wildboottest``, has no weights).
@@ -48,7 +48,7 @@ WEBB = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, ma
 #: Below this many clusters ``wild="auto"`` uses Webb's six-point weights (module docstring).
 FEW_CLUSTERS = 12
 _DOUBLINGS = 64
-_HALVINGS = 52
+_HALVINGS = 42
 
 
 def wild_weights(G: int, B: int, rng: np.random.Generator, wild: str = "auto") -> tuple[np.ndarray, str, bool]:
@@ -106,12 +106,20 @@ class WildParts:
         constant weight vectors (``|t*| = |t|``) and, at ``theta0 = ybar``, draws with ``v'E = 0`` never count.
         """
         d = np.asarray(delta, dtype=np.float64)[..., None]
-        num = self.alpha + d * self.beta
         nd = self.N[..., None] * d
-        lhs = self.e2[..., None] * num * num
-        rhs = nd * nd * (self.p2 + d * (2.0 * self.pr + d * self.r2))
-        noise = 1e-12 * (self.abs_e[..., None] + np.abs(nd))
-        hit = (lhs > rhs * (1.0 + 1e-9)) & (np.abs(num) > noise) & ~self.constant
+        num = d * self.beta
+        num += self.alpha
+        rhs = d * self.r2
+        rhs += 2.0 * self.pr
+        rhs *= d
+        rhs += self.p2
+        rhs *= nd * nd * (1.0 + 1e-9)
+        lhs = num * num
+        lhs *= self.e2[..., None]
+        hit = lhs > rhs
+        np.abs(num, out=num)
+        hit &= num > 1e-12 * (self.abs_e[..., None] + np.abs(nd))
+        hit &= ~self.constant
         return np.count_nonzero(hit, axis=-1)
 
 
@@ -120,32 +128,31 @@ def _accepts(parts: WildParts, delta: np.ndarray, need: float) -> np.ndarray:
 
 
 def wild_bounds(parts: WildParts, est: np.ndarray, level: float, B: int) -> tuple[np.ndarray, np.ndarray]:
-    """Interval ends by test inversion (module docstring), vectorised over the leading shape of ``parts``."""
+    """Interval ends by test inversion (module docstring), vectorised over the leading shape of ``parts``; both
+    sides are searched together (``side = +1``: ``delta > 0``, theta below the estimate; ``-1``: above)."""
     est = np.asarray(est, dtype=np.float64)
     need = (1.0 - level) * B - 1e-9 * B
     scale = np.sqrt(parts.e2) / parts.N
     degenerate = (scale == 0.0) | ~_accepts(parts, np.zeros_like(est), need)
-    ends = []
-    for side in (1.0, -1.0):  # delta > 0: theta below the estimate; delta < 0: above
-        lo = np.zeros_like(est)
-        hi = np.full_like(est, np.inf)
-        step = np.where(degenerate, 1.0, scale)
-        found = degenerate.copy()
-        for _ in range(_DOUBLINGS):
-            rejected = ~found & ~_accepts(parts, side * step, need)
-            hi = np.where(rejected, step, hi)
-            found |= rejected
-            lo = np.where(found, lo, step)
-            if found.all():
-                break
-            step = step * 2.0
-        for _ in range(_HALVINGS):
-            mid = np.where(np.isfinite(hi), 0.5 * (lo + hi), lo)
-            ok = _accepts(parts, side * mid, need)
-            lo = np.where(ok, mid, lo)
-            hi = np.where(ok, hi, mid)
-        width = np.where(np.isfinite(hi), 0.5 * (lo + hi), np.inf)
-        ends.append(np.where(degenerate, 0.0, width))
+    side = np.array([1.0, -1.0]).reshape((2,) + (1,) * est.ndim)
+    lo = np.zeros((2, *est.shape))
+    hi = np.full((2, *est.shape), np.inf)
+    step = np.broadcast_to(np.where(degenerate, 1.0, scale), lo.shape).copy()
+    found = np.broadcast_to(degenerate, lo.shape).copy()
+    for _ in range(_DOUBLINGS):
+        rejected = ~found & ~_accepts(parts, side * step, need)
+        hi = np.where(rejected, step, hi)
+        found |= rejected
+        lo = np.where(found, lo, step)
+        if found.all():
+            break
+        step = step * 2.0
+    for _ in range(_HALVINGS):
+        mid = np.where(np.isfinite(hi), 0.5 * (lo + hi), lo)
+        ok = _accepts(parts, side * mid, need)
+        lo = np.where(ok, mid, lo)
+        hi = np.where(ok, hi, mid)
+    ends = np.where(degenerate, 0.0, np.where(np.isfinite(hi), 0.5 * (lo + hi), np.inf))
     return est - ends[0], est + ends[1]
 
 
