@@ -27,7 +27,7 @@ from harness.goldset.schema import CATEGORIES
 from harness.io import atomic_write_json
 from harness.levels import parse_level
 from harness.metrics import MetricSpec
-from harness.stats import cr2, holm, minimum_detectable_difference, paired, randomization_test
+from harness.stats import cr2, default_method, holm, minimum_detectable_difference, paired, randomization_test
 
 DEFAULT_COMPARE_METRICS = ("mrr", "recall@5", "recall@10", "all_hop@10", "evidence_recall@10", "evidence_recall@20")
 
@@ -176,7 +176,7 @@ def compare_runs(
                 continue
             qids, ya, yb = aligned(a, b, sa, sb, metric)
             cl = np.array([labels.get(q, q) for q in qids])
-            iv = paired(ya, yb, cl, method="cr2", level=level)
+            iv = paired(ya, yb, cl, method=default_method("paired"), level=level)
             d = yb - ya
             p = randomization_test(d, cl, reps=reps, seed=seed)
             uniq = sorted(set(cl))
@@ -188,7 +188,7 @@ def compare_runs(
                     continue
                 entry = {"n": int(m.sum()), "diff": float(d[m].mean()), **_wtl(d[m])}
                 if len(set(cl[m])) >= 2:
-                    civ = paired(ya[m], yb[m], cl[m], method="cr2", level=level)
+                    civ = paired(ya[m], yb[m], cl[m], method=default_method("paired"), level=level)
                     entry["interval"] = {"lower": civ.lower, "upper": civ.upper, "df": civ.df}
                 per_cat[c] = entry
             group.append(

@@ -32,7 +32,7 @@ from harness.goldset.io import GoldSet, load_goldset
 from harness.metrics import MetricSpec, aggregate, question_metrics
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
-from harness.stats import all_intervals, cr2
+from harness.stats import all_intervals, satterthwaite_df
 
 DEFAULT_DOC_DEPTH = 50
 DEFAULT_CHUNK_DEPTH = 200
@@ -82,15 +82,9 @@ class RunOptions:
 
 
 def cr2_df(cluster_labels: Sequence[str]) -> float | None:
-    """Satterthwaite degrees of freedom of the CR2 interval for a mean over these clusters.
-
-    For an intercept-only model the CR2 Satterthwaite df depends on the design (cluster sizes) only, not on the
-    outcome (Bell & McCaffrey 2002), so it describes the gold set itself. ``None`` with fewer than 2 clusters.
-    """
-    if len(set(cluster_labels)) < 2:
-        return None
-    y = [float(i % 2) for i in range(len(cluster_labels))]
-    return cr2(y, list(cluster_labels)).df
+    """Satterthwaite degrees of freedom of the CR2 interval for a mean over these clusters
+    (:func:`harness.stats.satterthwaite_df`: it depends on the design only); ``None`` with fewer than 2 clusters."""
+    return satterthwaite_df(list(cluster_labels))
 
 
 def check_goldset_against_corpus(goldset: GoldSet, corpus: Corpus) -> None:

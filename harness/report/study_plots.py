@@ -8,13 +8,16 @@ Monte Carlo margins are ``1.96 sqrt(p (1 - p) / R)``.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Mapping, Sequence
 
+import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
 from harness.report.plots import (
+    _RC,
     COLORS,
     LINESTYLES,
     MARKERS,
@@ -183,3 +186,82 @@ def width_vs_k(
     handles, labs = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labs, loc="outside lower center", ncol=3, frameon=False)
     return fig
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Coverage-study figures written as files (``harness coverage``; moved here from the study)
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _coverage_srs_series(cov: Mapping) -> tuple[dict, dict]:
+    """``({panel: {method: [(K, coverage, margin)]}}, {panel: {method: [(K, width)]}})`` of the SRS designs of a
+    ``coverage.json`` dict, panels "without FPC" and "with FPC (1 - K/D)"."""
+    cser: dict[str, dict[str, list]] = {}
+    wser: dict[str, dict[str, list]] = {}
+    srs = sorted(
+        (d for d in cov.get("designs", []) if d.get("design") == "srs" and d.get("rows")), key=lambda d: d["K"]
+    )
+    for d in srs:
+        for key, r in d["rows"].items():
+            panel = "with FPC (1 - K/D)" if r.get("fpc") else "without FPC"
+            m = r.get("method", key.removesuffix("_fpc"))
+            cser.setdefault(panel, {}).setdefault(m, []).append(
+                (int(d["K"]), float(r["coverage"]), float(r["mc_margin"]))
+            )
+            wser.setdefault(panel, {}).setdefault(m, []).append((int(d["K"]), float(r["mean_width"])))
+    order = [p for p in ("without FPC", "with FPC (1 - K/D)") if p in cser]
+    return {p: cser[p] for p in order}, {p: wser[p] for p in order}
+
+
+def _save_figure(fig: Figure, path):
+    """Save ``fig`` atomically as SVG or PNG (by the suffix of ``path``; deterministic, no date); return the path."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from harness.io import atomic_write_text
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    svg = path.suffix == ".svg"
+    buf = io.StringIO() if svg else io.BytesIO()
+    with plt.rc_context(_RC):
+        fig.savefig(buf, format=path.suffix.lstrip("."), bbox_inches="tight", dpi=150,
+                    metadata={"Date": None} if svg else None)  # fmt: skip
+    plt.close(fig)
+    if svg:
+        atomic_write_text(path, buf.getvalue())
+        return path
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(buf.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def plot_coverage_vs_k(cov, path, *, labels: Mapping[str, str] | None = None, open_markers: Sequence[str] = ()):
+    """Write the coverage-against-K figure (:func:`coverage_vs_k`, SRS designs, without and with FPC) of a coverage
+    study to ``path`` (``.svg`` or ``.png``, atomically).
+
+    Args: ``cov`` a ``coverage.json`` dict (or an object with ``to_dict()``, e.g.
+        :class:`harness.studies.coverage.CoverageResult`); ``labels`` display name per method; ``open_markers``
+        methods drawn with open markers (macro targets). Returns: ``path`` as a :class:`pathlib.Path`.
+    """
+    data = cov.to_dict() if hasattr(cov, "to_dict") else cov
+    cser, _ = _coverage_srs_series(data)
+    cfg = data.get("config", {})
+    fig = coverage_vs_k(cser, level=float(cfg.get("level", 0.95)), reps=int(cfg.get("reps", 1) or 1), labels=labels,
+                        open_markers=open_markers)  # fmt: skip
+    return _save_figure(fig, path)
+
+
+def plot_width_vs_k(cov, path, *, labels: Mapping[str, str] | None = None, open_markers: Sequence[str] = ()):
+    """Write the mean-width-against-K figure (:func:`width_vs_k`) of a coverage study to ``path`` (``.svg``/``.png``);
+    arguments as :func:`plot_coverage_vs_k`. Returns: ``path`` as a :class:`pathlib.Path`."""
+    data = cov.to_dict() if hasattr(cov, "to_dict") else cov
+    _, wser = _coverage_srs_series(data)
+    return _save_figure(width_vs_k(wser, labels=labels, open_markers=open_markers), path)

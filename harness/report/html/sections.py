@@ -11,6 +11,7 @@ from harness.evaluation.compare import PairedRow
 from harness.report.format import MISSING, esc, fmt3, fmt_iv, num, spaced, wtl
 from harness.report.model import TABLE_METRICS, ReportData, rank_lists, rank_summary
 from harness.report.plots import category_bars, depth_curves, figure_svg, forest, rank_ecdf, slice_compare
+from harness.stats.methods import display_order
 
 #: Stable element ids of the figures (the ``<figure>`` element; its ``<svg>`` has the id plus ``-svg``).
 FIGURE_IDS: dict[str, str] = {
@@ -24,16 +25,8 @@ FIGURE_IDS: dict[str, str] = {
     "width": "fig-width-vs-k",
 }
 
-#: Interval methods shown in the "every method" table, in order.
-INTERVAL_METHODS = (
-    "cr2",
-    "cr2_logit",
-    "bootstrap_t",
-    "bootstrap_percentile",
-    "cluster_t",
-    "iid_wald_effective",
-    "iid_wald",
-)
+#: Interval methods shown in the "every method" table, in order (the registry's display order).
+INTERVAL_METHODS = display_order()
 
 #: The depth-curve families (``<family>@k``) and their axis labels.
 DEPTH_FAMILIES = {
