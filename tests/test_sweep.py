@@ -256,7 +256,7 @@ def test_parse_grid():
             parse_grid(bad)
 
 
-def test_choose_weight_tie_rule():
+def test_choose_tie_rule():
     assert choose([0.1, 0.45, 0.55, 0.9], [0.2, 0.8, 0.8, 0.1]) == 0.45  # equidistant: smallest
     assert choose([0.2, 0.6, 0.9], [1.0, 1.0, 1.0]) == 0.6  # closest to 0.5
     assert choose([0.0, 1.0], [0.3, 0.3 + 1e-13]) == 0.0  # within tolerance: a tie
@@ -266,7 +266,7 @@ def test_choose_weight_tie_rule():
 
 
 @given(st.lists(st.tuples(st.sampled_from([i / 20 for i in range(21)]), st.sampled_from([0.0, 0.25, 0.5, 1.0]))))
-def test_choose_weight_properties(pairs):
+def test_choose_properties(pairs):
     pairs = list(dict(pairs).items())
     if not pairs:
         return
