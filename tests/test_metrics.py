@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import json
 from math import log2
+from pathlib import Path
 
 import pytest
 import pytrec_eval
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 from harness.errors import HarnessInputError
 from harness.goldset.schema import GoldRecord
 from harness.metrics import (
+    DEFAULT_KS,
     METRICS,
     MetricError,
     MetricSpec,
@@ -21,6 +24,7 @@ from harness.metrics import (
     canonical_ranking,
     parse_metrics,
     question_metrics,
+    summary_metric_ids,
 )
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -239,7 +243,7 @@ def test_ties_broken_by_id_ascending_unlike_trec_eval():
 
 def test_tie_at_depth_boundary_keeps_smaller_id():
     rec = record([gold_doc("b")])
-    r = question_metrics(rec, [("z", 2.0), ("c", 1.0), ("b", 1.0)], None, doc_depth=2, ks=(1, 2), ndcg_ks=())
+    r = question_metrics(rec, [("z", 2.0), ("c", 1.0), ("b", 1.0)], None, doc_depth=2, metrics=["recall@2"])
     assert r.gold_doc_ranks == {"b": 2} and r.metrics["recall@2"] == 1
 
 
@@ -312,8 +316,8 @@ def test_empty_ranking_is_evaluated_with_zero():
 def test_doc_depth_is_the_mrr_cutoff():
     rec = record([gold_doc("g")])
     ranking = [(f"x{i}", 10.0 - i) for i in range(5)] + [("g", 1.0)]
-    assert question_metrics(rec, ranking, None, doc_depth=6, ks=(5,), ndcg_ks=()).metrics["mrr"] == 1 / 6
-    r = question_metrics(rec, ranking, None, doc_depth=5, ks=(5,), ndcg_ks=())
+    assert question_metrics(rec, ranking, None, doc_depth=6, metrics=["mrr"]).metrics["mrr"] == 1 / 6
+    r = question_metrics(rec, ranking, None, doc_depth=5, metrics=["mrr", "recall@5"])
     assert r.metrics["mrr"] == 0 and r.gold_doc_ranks == {"g": None}
 
 
@@ -384,6 +388,63 @@ def test_metric_spec_errors(bad):
 def test_unknown_metric_message_lists_known_ids():
     with pytest.raises(MetricError, match=r"unknown metric 'precision'; known: mrr, recall@k"):
         MetricSpec.parse("precision@5")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The registry: every list of metrics reads it
+
+BASELINE = Path(__file__).resolve().parents[1] / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
+
+
+def test_summary_ids_come_from_the_registry_and_equal_the_baseline_record():
+    assert summary_metric_ids() == [
+        "mrr",
+        *[f"recall@{k}" for k in DEFAULT_KS],
+        *[f"all_hop@{k}" for k in DEFAULT_KS],
+        *[f"hit@{k}" for k in DEFAULT_KS],
+        "ndcg@10",
+        *[f"evidence_recall@{k}" for k in DEFAULT_KS],
+        "evidence_mrr",
+    ]
+    manifest = json.loads((BASELINE / "manifest.json").read_text())
+    summary = json.loads((BASELINE / "summary.json").read_text())
+    assert summary_metric_ids(manifest["ks"]) == summary["metric_ids"]
+    assert summary_metric_ids((5, 3)) == [
+        "mrr",
+        "recall@5",
+        "recall@3",
+        "all_hop@5",
+        "all_hop@3",
+        "hit@5",
+        "hit@3",
+        "ndcg@10",
+        "evidence_recall@5",
+        "evidence_recall@3",
+        "evidence_mrr",
+    ]
+    # the default per-question set is the summary set (ks sorted, repeats dropped)
+    assert list(question_metrics(REC, DOCS, CHUNKS, ks=(10, 1, 10)).metrics) == summary_metric_ids((1, 10))
+
+
+def test_registry_entries_declare_level_k_and_a_documented_compute_function():
+    for name, fam in METRICS.items():
+        assert fam.name == name and fam.level in ("docs", "chunks")
+        assert fam.description and fam.compute.__doc__
+        assert fam.summary_ks is None or fam.takes_k
+        spec = MetricSpec(name, 3 if fam.takes_k else None)
+        assert spec.level == fam.level
+
+
+def test_question_metrics_computes_exactly_the_ids_asked_for():
+    r = question_metrics(REC, DOCS, CHUNKS, metrics=["evidence_mrr", "recall@3", "mrr", "recall@3"])
+    assert list(r.metrics) == ["evidence_mrr", "recall@3", "mrr"]
+    assert r.metrics == {"evidence_mrr": 1.0, "recall@3": 0.0, "mrr": 1 / 2}
+    # only the asked ids are checked against the depths
+    assert question_metrics(REC, DOCS, CHUNKS, doc_depth=3, metrics=["mrr"]).metrics == {"mrr": 1 / 2}
+    with pytest.raises(ValueError, match="evidence_recall@30: k=30 exceeds chunk_depth=20"):
+        question_metrics(REC, DOCS, CHUNKS, chunk_depth=20, metrics=["evidence_recall@30"])
+    with pytest.raises(MetricError, match="unknown metric"):
+        question_metrics(REC, DOCS, CHUNKS, metrics=["map"])
 
 
 # ---------------------------------------------------------------------------------------------------------------

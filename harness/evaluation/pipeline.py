@@ -28,25 +28,13 @@ from harness.evaluation.runs import (
 )
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
-from harness.metrics import MetricSpec, aggregate, question_metrics
+from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
 from harness.retrieve.base import QueryResult
 from harness.stats import all_intervals, cr2
 
 DEFAULT_DOC_DEPTH = 50
 DEFAULT_CHUNK_DEPTH = 200
 DEFAULT_KS = (1, 5, 10, 20)
-
-
-def summary_metric_ids(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
-    """The metric ids a run summarises, in display order."""
-    ids = ["mrr"]
-    ids += [f"recall@{k}" for k in ks]
-    ids += [f"all_hop@{k}" for k in ks]
-    ids += [f"hit@{k}" for k in ks]
-    ids += ["ndcg@10"]
-    ids += [f"evidence_recall@{k}" for k in ks]
-    ids += ["evidence_mrr"]
-    return ids
 
 
 @dataclass
