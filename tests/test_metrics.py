@@ -16,6 +16,7 @@ from harness.errors import HarnessInputError
 from harness.goldset.schema import GoldRecord
 from harness.metrics import (
     DEFAULT_KS,
+    METRIC_SETS,
     METRICS,
     MetricError,
     MetricSpec,
@@ -433,6 +434,28 @@ def test_registry_entries_declare_level_k_and_a_documented_compute_function():
         assert fam.summary_ks is None or fam.takes_k
         spec = MetricSpec(name, 3 if fam.takes_k else None)
         assert spec.level == fam.level
+
+
+def test_every_named_list_is_declared_once_in_the_registry():
+    from typer.main import get_command
+
+    from harness.cli import app
+    from harness.evaluation import compare, pipeline
+    from harness.report import html, terminal
+
+    assert compare.DEFAULT_COMPARE_METRICS is METRIC_SETS["compare"]
+    assert terminal.MAIN_METRICS is METRIC_SETS["terminal"]
+    assert terminal.EVIDENCE_METRICS is METRIC_SETS["terminal_evidence"]
+    assert html.TABLE_METRICS is METRIC_SETS["report_table"]
+    assert html.FOREST_METRICS is METRIC_SETS["forest"]
+    assert pipeline.summary_metric_ids is summary_metric_ids
+    # the CLI's compare default used to lack evidence_recall@20 (it restated the list)
+    (param,) = [p for p in get_command(app).commands["compare"].params if p.name == "metrics"]
+    assert param.default.split(",") == list(METRIC_SETS["compare"])
+    summarised = set(summary_metric_ids(DEFAULT_KS))
+    for name, ids in METRIC_SETS.items():
+        assert set(ids) <= summarised, name
+        assert [s.id for s in parse_metrics(ids)] == list(ids), name
 
 
 def test_question_metrics_computes_exactly_the_ids_asked_for():

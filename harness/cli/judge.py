@@ -10,6 +10,7 @@ import typer
 
 from harness.cli._common import _fail, app, console
 from harness.errors import HarnessError
+from harness.metrics import METRIC_SETS
 
 
 def _parse_guards(guards: list[str]) -> dict[str, float]:
@@ -27,7 +28,7 @@ def _parse_guards(guards: list[str]) -> dict[str, float]:
 def compare(
     run_a: Path = typer.Argument(..., help="Baseline run record (RUN)."),
     run_b: Path = typer.Argument(..., help="Candidate run record (RUN); may be the same folder as RUN_A."),
-    metrics: str = typer.Option(",".join(("mrr", "recall@5", "recall@10", "all_hop@10", "evidence_recall@10"))),
+    metrics: str = typer.Option(",".join(METRIC_SETS["compare"]), help="Comma-separated metric ids."),
     system_a: str = typer.Option(None, "--system-a"),
     system_b: str = typer.Option(None, "--system-b"),
     reps: int = typer.Option(10000, help="Randomisation-test sign flips."),

@@ -17,6 +17,7 @@ from harness.errors import HarnessInputError
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.io import atomic_write_json
+from harness.metrics import METRIC_SETS
 from harness.stats import (
     clusters_needed,
     design_effect,
@@ -26,7 +27,7 @@ from harness.stats import (
     randomization_test,
 )
 
-DEFAULT_COMPARE_METRICS = ("mrr", "recall@5", "recall@10", "all_hop@10", "evidence_recall@10", "evidence_recall@20")
+DEFAULT_COMPARE_METRICS = METRIC_SETS["compare"]
 
 
 def _pick_pairs(a: RunRecord, b: RunRecord, system_a: str | None, system_b: str | None) -> list[tuple[str, str]]:

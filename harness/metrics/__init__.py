@@ -6,8 +6,9 @@ Every metric of the project is computed here, from one canonical ranking per (sy
 The registry :data:`METRICS` maps each metric *family* to its level, whether it takes ``@k``, its compute function
 (one small function per family, in :mod:`~harness.metrics.documents` and :mod:`~harness.metrics.evidence`, in the
 style of ranx's ``metric_switch`` and ir_measures' registered measures) and whether run summaries include it.
-:func:`question_metrics` loops over the registry; :func:`summary_metric_ids` is what run summaries read. A new
-family is one module plus one registry line.
+:func:`question_metrics` loops over the registry; :func:`summary_metric_ids` and the named lists of
+:data:`METRIC_SETS` are what every summary, table, comparison and CLI default reads. A new family is one module
+plus one registry line.
 
 Metric ids (used in tables, JSON and the gate; parsed by :class:`MetricSpec`):
 
@@ -66,6 +67,7 @@ if TYPE_CHECKING:  # annotations only: importing the pydantic schema would slow 
 __all__ = [
     "DEFAULT_KS",
     "METRICS",
+    "METRIC_SETS",
     "Level",
     "MetricError",
     "MetricFamily",
@@ -218,6 +220,22 @@ def summary_metric_ids(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
         else:
             ids.append(fam.name)
     return ids
+
+
+METRIC_SETS: dict[str, tuple[str, ...]] = {
+    "compare": ("mrr", "recall@5", "recall@10", "all_hop@10", "evidence_recall@10", "evidence_recall@20"),
+    "terminal": ("mrr", "recall@5", "recall@10", "all_hop@10"),
+    "terminal_evidence": ("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@20"),
+    "report_table": ("mrr", "recall@5", "recall@10", "all_hop@10", "ndcg@10", "evidence_recall@10", "evidence_mrr"),
+    "forest": ("mrr", "recall@10", "all_hop@10", "evidence_recall@10"),
+}
+"""Named metric lists, declared once: ``compare`` (``harness compare`` and its CLI default), ``terminal`` and
+``terminal_evidence`` (the run tables printed by ``harness run``), ``report_table`` (HTML and Markdown report
+tables), ``forest`` (the report's paired-difference forest). Each is a subset of :func:`summary_metric_ids` at
+:data:`DEFAULT_KS`, so a default run summarises every metric they show."""
+
+for _name, _ids in METRIC_SETS.items():  # fail at import, not at the first table, on a mistyped id
+    parse_metrics(_ids)
 
 
 # --------------------------------------------------------------------------------------------------------------

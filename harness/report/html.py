@@ -41,6 +41,7 @@ from harness.errors import HarnessInputError
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.io import atomic_write_text, read_json, read_jsonl, sha256_file
+from harness.metrics import METRIC_SETS
 
 #: Stable element ids of the figures (the ``<figure>`` element; its ``<svg>`` has the id plus ``-svg``).
 FIGURE_IDS: dict[str, str] = {
@@ -55,9 +56,9 @@ FIGURE_IDS: dict[str, str] = {
 }
 
 #: Metrics of the systems table (those present in the run are shown).
-TABLE_METRICS = ("mrr", "recall@5", "recall@10", "all_hop@10", "ndcg@10", "evidence_recall@10", "evidence_mrr")
+TABLE_METRICS = METRIC_SETS["report_table"]
 #: Metrics of the forest plot / paired table.
-FOREST_METRICS = ("mrr", "recall@10", "all_hop@10", "evidence_recall@10")
+FOREST_METRICS = METRIC_SETS["forest"]
 #: Interval methods shown in the "every method" table, in order.
 INTERVAL_METHODS = (
     "cr2",

@@ -7,9 +7,10 @@ from rich.table import Table
 
 from harness.evaluation.runs import RunRecord
 from harness.goldset.schema import CATEGORIES
+from harness.metrics import METRIC_SETS
 
-MAIN_METRICS = ("mrr", "recall@5", "recall@10", "all_hop@10")
-EVIDENCE_METRICS = ("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@20")
+MAIN_METRICS = METRIC_SETS["terminal"]
+EVIDENCE_METRICS = METRIC_SETS["terminal_evidence"]
 
 
 def fmt_interval(entry: dict, method: str = "cr2") -> str:
