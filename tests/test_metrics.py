@@ -131,6 +131,50 @@ def test_golden_evidence_metrics_formulas_and_pytrec_eval():
     assert m["evidence_mrr"] == pytest.approx(ref["recip_rank"], rel=1e-12)
 
 
+def test_golden_precision_pytrec_eval_values():
+    """precision@k = trec_eval P_k at relevance level 1 (every gold document relevant), denominator k.
+
+    The values were computed with pytrec_eval 0.5 (``RelevanceEvaluator(qrels = REC.relevant_docs(), {"P_1", "P_5",
+    "P_10", "P_20", "P_30"}, relevance_level=1)`` on DOCS): P_1 0.0, P_5 0.4, P_10 0.3, P_20 0.15, P_30 0.1.
+    """
+    m = question_metrics(REC, DOCS, CHUNKS, metrics=[f"precision@{k}" for k in (1, 5, 10, 20, 30)]).metrics
+    assert m == {"precision@1": 0.0, "precision@5": 0.4, "precision@10": 0.3, "precision@20": 0.15, "precision@30": 0.1}
+    live = trec(REC.relevant_docs(), DOCS, {"P_1", "P_5", "P_10", "P_20", "P_30"}, level=1)
+    assert [m[f"precision@{k}"] for k in (1, 5, 10, 20, 30)] == pytest.approx(
+        [live[f"P_{k}"] for k in (1, 5, 10, 20, 30)], rel=1e-12
+    )
+    # a ranking shorter than k still divides by k (pytrec_eval P_5 = 0.2 for ranking [g, a], qrels {g: 2})
+    assert question_metrics(record([gold_doc("g")]), [("g", 1.0), ("a", 0.5)], None, metrics=["precision@5"]).metrics[
+        "precision@5"
+    ] == pytest.approx(0.2, rel=1e-12)
+
+
+def test_precision_counts_a_gold_document_and_its_alternative_once():
+    # pytrec_eval with the alternative judged relevant too ({d1: 2, a1: 2}) gives P_2 = 1.0; here d1 is satisfied
+    # once (by a1 at rank 1), and d1 itself at rank 2 adds nothing: 1/2
+    rec = record([gold_doc("d1", alternatives=("a1",)), gold_doc("d2")])
+    m = question_metrics(rec, [("a1", 2.0), ("d1", 1.0), ("d2", 0.5)], None, metrics=["precision@2", "precision@3"])
+    assert m.metrics == {"precision@2": 1 / 2, "precision@3": 2 / 3}
+    # an alternative shared by two gold documents credits one of them
+    shared = record([gold_doc("d1", alternatives=("s",)), gold_doc("d2", alternatives=("s",))])
+    assert question_metrics(shared, [("s", 1.0)], None, metrics=["precision@1"]).metrics["precision@1"] == 1.0
+
+
+def test_precision_undefined_clamped_missing_and_not_summarised():
+    rec = record([gold_doc("g")])
+    r = question_metrics(rec, [("g", 1.0)], None, metrics=["precision@10"], n_docs_in_corpus=4)
+    assert r.metrics["precision@10"] == 1 / 4 and r.clamped == {
+        "doc_depth": 4,
+        "precision@10": 4,
+    }  # the clamped k divides
+    none = record([])
+    r2 = question_metrics(none, [("g", 1.0)], None, metrics=["precision@1"])
+    assert r2.metrics["precision@1"] == 0.0 and r2.undefined == ("precision@1",)
+    assert question_metrics(rec, None, None, metrics=["precision@1"]).metrics["precision@1"] == 0.0
+    assert not any(i.startswith("precision") for i in summary_metric_ids())
+    assert MetricSpec.parse("precision@5").level == "docs"
+
+
 @pytest.mark.parametrize(
     ("gold", "ranking", "expected"),
     [
@@ -199,9 +243,11 @@ def untied_case(draw):
 @given(untied_case())
 def test_property_equal_to_pytrec_eval_without_ties(case):
     rec, docs, chunks = case
-    m = question_metrics(rec, docs, chunks).metrics
+    m = question_metrics(rec, docs, chunks, metrics=[*summary_metric_ids(), "precision@5", "precision@10"]).metrics
     qrels = rec.relevant_docs()
-    any_gold = trec(qrels, docs, {"recip_rank", "ndcg_cut_10"}, level=1)
+    any_gold = trec(qrels, docs, {"recip_rank", "ndcg_cut_10", "P_5", "P_10"}, level=1)
+    assert m["precision@5"] == pytest.approx(any_gold["P_5"], rel=1e-12, abs=1e-15)
+    assert m["precision@10"] == pytest.approx(any_gold["P_10"], rel=1e-12, abs=1e-15)
     required = trec(qrels, docs, {"recall_5", "recall_10", "P_1"}, level=2)
     assert m["mrr"] == pytest.approx(any_gold.get("recip_rank", 0.0), rel=1e-12, abs=1e-15)
     assert m["ndcg@10"] == pytest.approx(any_gold.get("ndcg_cut_10", 0.0), rel=1e-12, abs=1e-15)
@@ -375,10 +421,12 @@ def test_metric_spec_parse_and_ids():
         MetricSpec.parse("evidence_recall@5").level == "chunks" and MetricSpec.parse("evidence_mrr").level == "chunks"
     )
     assert str(MetricSpec.parse(" hit@5 ")) == "hit@5"
-    assert set(METRICS) == {"mrr", "recall", "all_hop", "hit", "ndcg", "evidence_recall", "evidence_mrr"}
+    assert set(METRICS) == {"mrr", "recall", "all_hop", "hit", "ndcg", "precision", "evidence_recall", "evidence_mrr"}
 
 
-@pytest.mark.parametrize("bad", ["precision@5", "recall", "mrr@10", "recall@0", "recall@-1", "Recall@5", "", "recall@"])
+@pytest.mark.parametrize(
+    "bad", ["prec@5", "precision", "recall", "mrr@10", "recall@0", "recall@-1", "Recall@5", "", "recall@"]
+)
 def test_metric_spec_errors(bad):
     with pytest.raises(MetricError) as exc:
         MetricSpec.parse(bad)
@@ -387,8 +435,8 @@ def test_metric_spec_errors(bad):
 
 
 def test_unknown_metric_message_lists_known_ids():
-    with pytest.raises(MetricError, match=r"unknown metric 'precision'; known: mrr, recall@k"):
-        MetricSpec.parse("precision@5")
+    with pytest.raises(MetricError, match=r"unknown metric 'map'; known: mrr, recall@k, .*precision@k"):
+        MetricSpec.parse("map@5")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -563,8 +611,21 @@ KS = tuple(range(1, 21))
 @settings(max_examples=200, deadline=None)
 @given(any_record(), rankings(IDS), rankings(CIDS))
 def test_property_ranges_monotone_and_ordered(rec, docs, chunks):
-    m = question_metrics(rec, docs, chunks, doc_depth=20, chunk_depth=20, ks=KS).metrics
+    ids = [*summary_metric_ids(KS), *(f"precision@{k}" for k in KS)]
+    m = question_metrics(rec, docs, chunks, doc_depth=20, chunk_depth=20, metrics=ids).metrics
     assert all(0.0 <= v <= 1.0 + 1e-12 for v in m.values())
+    hits = [k * m[f"precision@{k}"] for k in KS]  # the number of credited documents grows with k, by at most 1
+    assert all(0 <= b - a <= 1 + 1e-9 for a, b in zip(hits, hits[1:], strict=False))
+    if docs is not None:  # never more than trec_eval's count with every alternative judged relevant
+        qrels = {
+            i: 1
+            for g in rec.gold_documents
+            for i in (str(g.document_id), *(str(a.document_id) for a in g.alternatives))
+        }
+        ordered = canonical_ranking(docs)  # untied scores in our order, so trec_eval's tie rule cannot reorder
+        untied = [(d, float(len(ordered) - i)) for i, (d, _) in enumerate(ordered)]
+        ref = trec(qrels, untied, {"P_5", "P_10"}, level=1) if qrels and untied else {"P_5": 0.0, "P_10": 0.0}
+        assert m["precision@5"] <= ref["P_5"] + 1e-12 and m["precision@10"] <= ref["P_10"] + 1e-12
     for name in ("recall", "hit", "all_hop", "evidence_recall"):
         vals = [m[f"{name}@{k}"] for k in KS]
         assert vals == sorted(vals), name

@@ -23,6 +23,9 @@ id                     level   definition (rank counted from 1 in the canonical 
 ``ndcg@k``             docs    graded nDCG with gain = grade and a log2(rank + 1) discount, the ideal built
                                from the gold grades (trec_eval ``ndcg_cut``: gain = rel, not 2^rel - 1;
                                Järvelin & Kekäläinen 2002). ``ndcg@10`` is the summarised one.
+``precision@k``        docs    share of the top k that satisfy a gold document (grade 1 or 2), each gold document
+                               counted once, divided by k (trec_eval ``P_k``; see :mod:`~harness.metrics.precision`).
+                               Not summarised; available by id.
 ``evidence_recall@k``  chunks  share of the record's evidence chunks (``GoldRecord.evidence_chunks()``)
                                within the top k of the chunk ranking.
 ``evidence_mrr``       chunks  1/rank of the first evidence chunk within ``chunk_depth``, else 0.
@@ -50,7 +53,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.metrics import documents, evidence
+from harness.metrics import documents, evidence, precision
 from harness.metrics.relevance import (
     ChunkJudgement,
     Clamp,
@@ -128,6 +131,9 @@ METRICS: dict[str, MetricFamily] = {
         MetricFamily("all_hop", "docs", documents.all_hop, takes_k=True, undefined=documents.no_required),
         MetricFamily("hit", "docs", documents.hit, takes_k=True, undefined=documents.no_required),
         MetricFamily("ndcg", "docs", documents.ndcg, takes_k=True, summary_ks=(10,)),
+        MetricFamily(
+            "precision", "docs", precision.precision, takes_k=True, undefined=precision.no_gold, summary=False
+        ),
         MetricFamily(
             "evidence_recall", "chunks", evidence.evidence_recall, takes_k=True, undefined=evidence.no_evidence
         ),
