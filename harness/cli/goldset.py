@@ -47,8 +47,7 @@ def goldset_apply(
     contract: Path = typer.Option(None, "--contract"),
 ) -> None:
     """Write the corrected set as a new minor version, only when it validates (exit 0), else exit 1."""
-    from harness.goldset.corrections import apply_correction
-    from harness.validate import render
+    from harness.validate import apply_correction, render
 
     try:
         res = apply_correction(dataset, correction, out, corpus_dir=corpus, contract=contract)
