@@ -14,6 +14,7 @@ an entry that no longer occurs fails too, so the list can only shrink.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -102,6 +103,7 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return out
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     """``{module: {modules it imports}}`` over the whole package."""
     modules = package_modules()
