@@ -33,14 +33,14 @@ id                     level   definition (rank counted from 1 in the canonical 
 
 Relevance (see :mod:`harness.metrics.relevance`): a gold document is *satisfied* at rank r when it, or one of its
 ``alternatives``, is at rank r; its rank is the best (smallest) rank among itself and its alternatives. Grade 2
-(the default) is *required*; grade 1 (*useful*) counts for ``mrr`` and ``ndcg`` only. Alternatives do not apply
-to evidence chunks: an alternative document's chunks are not evidence.
+(the default) is *required*; grade 1 (*useful*) counts for ``mrr``, ``ndcg`` and ``precision`` only. Alternatives
+do not apply to evidence chunks: an alternative document's chunks are not evidence.
 
-Undefined cases: a record with no required gold document has recall/all_hop/hit 0, and one without evidence
-chunks has evidence metrics 0; both are listed in :attr:`QuestionResult.undefined` (a validator should reject
-such records). A ranking of ``None`` (the system returned nothing for that level) scores 0 on that level's
-metrics and is flagged as not evaluated. A cut-off larger than the corpus is clamped to the corpus size and
-recorded in :attr:`QuestionResult.clamped`.
+Undefined cases: a record with no required gold document has recall/all_hop/hit 0, one without any gold document
+has precision 0, and one without evidence chunks has evidence metrics 0; all are listed in
+:attr:`QuestionResult.undefined` (a validator should reject such records). A ranking of ``None`` (the system
+returned nothing for that level) scores 0 on that level's metrics and is flagged as not evaluated. A cut-off
+larger than the corpus is clamped to the corpus size and recorded in :attr:`QuestionResult.clamped`.
 
 Means (:func:`aggregate`) run over the WHOLE gold set: a missing question or ranking counts 0 and is reported.
 """
