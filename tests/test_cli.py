@@ -215,11 +215,11 @@ def test_malformed_goldset_line(tiny_corpus: Path, tiny_goldset: Path, tmp_path:
 
 def test_goldset_missing_field_names_line_and_field(tiny_corpus: Path, tmp_path: Path):
     recs = tiny_records()
-    del recs[2]["gold_documents"][1]["relpath"]
+    del recs[2]["gold_documents"][1]["document_id"]  # relpath & co. are optional in the schema now
     gs = write_tiny_goldset(tmp_path / "gs", tiny_corpus, recs)
     r = invoke(*_run_args(tiny_corpus, gs, tmp_path))
     assert r.exit_code == 2
-    assert "tiny.jsonl:3: record MD-001: field gold_documents[1].relpath: Field required" in r.output
+    assert "tiny.jsonl:3: record MD-001: field gold_documents[1].document_id: Field required" in r.output
 
 
 @pytest.mark.parametrize(

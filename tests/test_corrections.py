@@ -167,8 +167,8 @@ def test_patches_apply_in_file_order_and_target_the_current_id(fx, tmp_path):
         ),
         ({"id": "XX-404", "patch": []}, "field id: no record with id 'XX-404'"),
         (
-            {"id": "SP-001", "patch": [{"op": "remove", "path": "/persona"}]},
-            "record SP-001: field persona: Field required",
+            {"id": "SP-001", "patch": [{"op": "remove", "path": "/question"}]},
+            "record SP-001: field question: Field required",
         ),
         ({"id": "SP-001", "question": "solo esto"}, "record SP-001: field category: Field required"),
         ('{"id": "SP-001", "patch": [', "malformed JSON"),

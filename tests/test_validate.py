@@ -736,10 +736,14 @@ def test_truncated_json_is_exit_2_naming_file_and_line(fx):
 
 
 def test_schema_violation_is_exit_2_naming_record_and_field(fx):
-    ds = fx.build(lambda rs: rs[2].pop("persona"))
+    # persona is optional in the schema now (a missing one is V013's business); a string where the schema wants an
+    # integer is a schema violation (strict types: no coercion)
+    ds = fx.build(lambda rs: rs[2].update(required_hops="1"))
     with pytest.raises(HarnessInputError) as ei:
         validate(ds, contract=fx.contract)
-    assert _one_line(ei.value) == f"{ds / 'tiny.jsonl'}:3: record TE-001: field persona: Field required"
+    assert _one_line(ei.value) == (
+        f'{ds / "tiny.jsonl"}:3: record TE-001: field required_hops: expected a valid integer, got "1"'
+    )
 
 
 def test_missing_contract_is_exit_2_naming_file_and_field(fx, tmp_path):

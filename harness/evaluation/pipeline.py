@@ -35,6 +35,11 @@ from harness.stats import all_intervals, cr2
 DEFAULT_DOC_DEPTH = 50
 DEFAULT_CHUNK_DEPTH = 200
 DEFAULT_KS = (1, 5, 10, 20)
+NO_EVIDENCE_NOTE = (
+    "not applicable: no question of the gold set cites evidence chunks (a documents-only set), so chunk-level "
+    "metrics are undefined"
+)
+"""The summary note of a chunk-level metric over questions none of which cites evidence (mean ``None``, not 0)."""
 
 
 @dataclass
@@ -112,9 +117,12 @@ def score_results(
         slices: extra question subsets to summarise (``{"covered": {qid, ...}}``); ``all`` is always there.
 
     Returns:
-        ``(per_question_rows, summary, clusters_info)``.
+        ``(per_question_rows, summary, clusters_info)``. A chunk-level metric of a slice in which no question cites
+        evidence (a documents-only gold set) has mean ``None``, no intervals and :data:`NO_EVIDENCE_NOTE` in the
+        summary; its per-question values stay 0 and are listed as undefined.
     """
     clusters = question_clusters(goldset.records, options.clustering)
+    by_id = goldset.by_id()
     metric_ids = summary_metric_ids(options.ks)
     rows: list[dict] = []
     summary: dict = {"systems": {}, "metric_ids": metric_ids}
@@ -163,9 +171,13 @@ def score_results(
             y_cl = [clusters[q.qid] for q in sel]
             overall = {}
             enough = len(set(y_cl)) >= 2
+            cites_evidence = any(by_id[q.qid].evidence_chunks() for q in sel)
             for m in metric_ids:
                 y = [q.metrics[m] for q in sel]
                 level = MetricSpec.parse(m).level
+                if level == "chunks" and not cites_evidence:
+                    overall[m] = {"mean": None, "intervals": {}, "note": NO_EVIDENCE_NOTE}
+                    continue
                 if not levels[level]:
                     overall[m] = {
                         "mean": None,

@@ -10,8 +10,11 @@ Layout of a dataset folder (the published eval v4 layout)::
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -57,15 +60,65 @@ class GoldSet:
         return {r.qid: r for r in self.records}
 
 
+_UNION_TAG = re.compile(r"(int|str|float|bool|none|bytes|list|dict|tuple|set|[a-z-]+\[.*\]|[A-Z]\w*)")
+"""A ``loc`` part pydantic adds for the member of a union (``chunk_id.int``), not a field name of ours."""
+
+
+def _loc(parts: tuple) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _UNION_TAG.fullmatch(str(part)):
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "<record>"
+
+
+def _got(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _expectation(err: dict) -> str:
+    msg = str(err["msg"])
+    if err["type"] in ("missing", "extra_forbidden"):
+        return msg  # "Field required", "Extra inputs are not permitted"
+    if msg.startswith("Value error, "):
+        return msg[len("Value error, ") :]
+    if msg.startswith("Input should be "):
+        return "expected " + msg[len("Input should be ") :]
+    return msg[:1].lower() + msg[1:]
+
+
 def format_validation_error(exc: ValidationError) -> str:
-    """One line: ``field a.b[0].c: message`` for the first pydantic error (plus a count of the others)."""
-    errs = exc.errors()
-    first = errs[0]
-    loc = ""
-    for part in first["loc"]:
-        loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
-    more = f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""
-    return f"field {loc or '<record>'}: {first['msg']}{more}"
+    """One line for the first field a pydantic error names: ``field a.b[0].c: expected ..., got <JSON value>``.
+
+    The alternatives of a union field (pydantic reports ``chunk_id.int`` and ``chunk_id.str`` separately) are
+    merged into one expectation (``expected a valid integer or a valid string, got null``); the other fields in
+    error are named after it (``(+2 more: x, y)``).
+    """
+    groups: dict[str, list[dict]] = {}
+    for err in exc.errors():
+        groups.setdefault(_loc(tuple(err["loc"])), []).append(err)
+    loc, errs = next(iter(groups.items()))
+    expectations = list(dict.fromkeys(_expectation(e) for e in errs))
+    if len(expectations) > 1 and all(x.startswith("expected ") for x in expectations):
+        text = "expected " + " or ".join(x[len("expected ") :] for x in expectations)
+    else:
+        text = "; ".join(expectations)
+    if errs[0]["type"] not in ("missing", "extra_forbidden"):
+        text += f", got {_got(errs[0].get('input'))}"
+    others = list(groups)[1:]
+    more = ""
+    if others:
+        named = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        more = f" (+{len(others)} more: {named})"
+    return f"field {loc}: {text}{more}"
 
 
 def parse_records(rows: list[tuple[int, dict]], path: Path) -> tuple[list[GoldRecord], dict[str, int]]:

@@ -25,6 +25,8 @@ Format (TOML; keys outside this list are an error, so a typo cannot silently swi
     premise_correction_markers = ["no", "fals*", ...]  # V031: words (``*`` = prefix) one of which a
                                              #   false-premise reference answer must contain
     split_grouping = false                   # V017 (optional): questions sharing a gold document share a split
+    require_evidence = true                  # V033 (optional, default true): every required (grade 2) gold
+                                             #   document has evidence; false for a documents-only set (qrels)
 
     [per_category]                           # V011: exact count per category
     single_passage = 6
@@ -74,6 +76,7 @@ _KEYS = {
     "per_category",
     "id_prefixes",
     "per_split",
+    "require_evidence",
 }
 _REQUIRED = ("dataset", "major", "total_questions", "categories", "per_category", "id_prefixes")
 
@@ -97,6 +100,8 @@ class Contract:
             must contain one.
         per_split: exact count per split (empty: not required).
         split_grouping: questions that share a gold document must share a split.
+        require_evidence: every required (grade 2) gold document must cite evidence (V033); false for a
+            documents-only set, whose chunk-level metrics are then not applicable.
     """
 
     path: Path
@@ -112,6 +117,7 @@ class Contract:
     premise_correction_markers: tuple[str, ...] = ()
     per_split: dict[str, int] = field(default_factory=dict)
     split_grouping: bool = False
+    require_evidence: bool = True
 
 
 def major_of(version: str, *, where: str = "manifest") -> int:
@@ -281,6 +287,9 @@ def load_contract(path: str | Path) -> Contract:
     split_grouping = raw.get("split_grouping", False)
     if not isinstance(split_grouping, bool):
         raise HarnessInputError(f"{path}: field split_grouping: must be true or false")
+    require_evidence = raw.get("require_evidence", True)
+    if not isinstance(require_evidence, bool):
+        raise HarnessInputError(f"{path}: field require_evidence: must be true or false")
     markers = tuple(m.lower() for m in _str_list(path, raw, "premise_correction_markers"))
     return Contract(
         path=path,
@@ -298,4 +307,5 @@ def load_contract(path: str | Path) -> Contract:
         premise_correction_markers=markers,
         per_split=per_split,
         split_grouping=split_grouping,
+        require_evidence=require_evidence,
     )

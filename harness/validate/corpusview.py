@@ -8,6 +8,7 @@ documents. No stored database is read: what is checked is what the chunker makes
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from harness.corpus.chunker import Chunk, Chunker, decode_source, get_chunker
 from harness.corpus.ingest import CorpusSource, DocMeta, scan_corpus
 from harness.errors import HarnessInputError
 
-__all__ = ["CorpusView", "DocChunks", "open_corpus"]
+__all__ = ["CorpusView", "DocChunks", "common_heading_path", "open_corpus"]
 
 
 @dataclass
@@ -43,6 +44,23 @@ class DocChunks:
         first = bisect.bisect_right(self.starts, start) - 1
         last = bisect.bisect_right(self.starts, max(start, end - 1)) - 1
         return self.chunks[max(first, 0) : last + 1]
+
+
+def common_heading_path(chunks: Sequence[Chunk], normalize: Callable[[str], str]) -> list[str]:
+    """The longest common prefix of the chunks' heading paths, entries compared after ``normalize``.
+
+    This is the heading path a gold document citing these chunks carries (rule V004; ``goldset resolve`` writes
+    it). Returns the entries as the first chunk spells them; ``[]`` for no chunks or no common entry.
+    """
+    if not chunks:
+        return []
+    common = list(chunks[0].heading_path)
+    for c in chunks[1:]:
+        k = 0
+        while k < min(len(common), len(c.heading_path)) and normalize(common[k]) == normalize(c.heading_path[k]):
+            k += 1
+        common = common[:k]
+    return common
 
 
 class CorpusView:

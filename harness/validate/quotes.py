@@ -20,9 +20,10 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+from harness.corpus.chunker import Chunk
 from harness.validate.corpusview import DocChunks
 
-__all__ = ["QuoteCheck", "check_quote", "closest_match"]
+__all__ = ["Occurrence", "QuoteCheck", "check_quote", "closest_chunk", "closest_match", "quote_occurrences"]
 
 _CTX = 8  # words shown around a divergence
 
@@ -114,6 +115,80 @@ def closest_match(quote_norm: str, chunk_norm: str) -> dict:
     }
 
 
+@dataclass(frozen=True)
+class Occurrence:
+    """One occurrence of a normalised quote in a document.
+
+    Attributes:
+        start, end: half-open character span in :attr:`DocChunks.joined` (the document's normalised chunks joined
+            with one space).
+        chunks: the chunks the span overlaps, in order (one: the quote is a contiguous span of that chunk; several:
+            it crosses their boundaries).
+    """
+
+    start: int
+    end: int
+    chunks: tuple[Chunk, ...]
+
+    def parts(self, doc: DocChunks) -> list[tuple[Chunk, str]]:
+        """The quote split at chunk boundaries: ``(chunk, part)`` per chunk, each part a contiguous span of that
+        chunk's normalised text (the joining spaces between chunks are dropped; no part is empty)."""
+        out = []
+        for c in self.chunks:
+            lo = doc.starts[c.index]
+            hi = lo + len(doc.norm[c.index])
+            part = doc.joined[max(self.start, lo) : min(self.end, hi)].strip()
+            if part:
+                out.append((c, part))
+        return out
+
+
+def quote_occurrences(doc: DocChunks, quote_norm: str) -> list[Occurrence]:
+    """Every occurrence of a normalised quote in the document, in document order (the one search of the project:
+    V001 and ``goldset resolve`` both use it).
+
+    Args:
+        doc: the re-chunked document.
+        quote_norm: the quote after the chunker's normaliser (non-empty).
+
+    Returns:
+        The occurrences (overlapping ones included), each with the chunks it covers; ``[]`` when the quote is not
+        a contiguous span of the document.
+    """
+    out: list[Occurrence] = []
+    if not quote_norm:
+        return out
+    start = doc.joined.find(quote_norm)
+    while start != -1:
+        end = start + len(quote_norm)
+        out.append(Occurrence(start, end, tuple(doc.chunks_of_span(start, end))))
+        start = doc.joined.find(quote_norm, start + 1)
+    return out
+
+
+def closest_chunk(doc: DocChunks, quote_norm: str, *, candidates: int = 5) -> tuple[int, dict] | None:
+    """The chunk of ``doc`` whose closest contiguous match to a (not found) normalised quote is best.
+
+    Chunks are shortlisted by how many distinct quote words they contain (the ``candidates`` best, ties by index),
+    then ranked by the :func:`closest_match` similarity (ties: the smaller index).
+
+    Returns:
+        ``(chunk_index, closest_match(...))``, or ``None`` for a document without chunks.
+    """
+    if not doc.chunks:
+        return None
+    words = set(quote_norm.split(" "))
+    overlap = [(-len(words.intersection(t.split(" "))), i) for i, t in enumerate(doc.norm)]
+    short = [i for _, i in sorted(overlap)[: max(candidates, 1)]]
+    best: tuple[float, int, dict] | None = None
+    for i in short:
+        cm = closest_match(quote_norm, doc.norm[i])
+        if best is None or (cm["similarity"], -i) > (best[0], -best[1]):
+            best = (cm["similarity"], i, cm)
+    assert best is not None
+    return best[1], best[2]
+
+
 def check_quote(doc: DocChunks, chunk_index: int, quote: str, normalize) -> QuoteCheck:
     """Check one quote against chunk ``chunk_index`` of ``doc``.
 
@@ -134,14 +209,12 @@ def check_quote(doc: DocChunks, chunk_index: int, quote: str, normalize) -> Quot
         return QuoteCheck(True, "ok", "quote is a contiguous span of the chunk")
     spans: list[list[str]] = []
     singles: list[str] = []
-    start = doc.joined.find(q)
-    while start != -1:
-        ids = [c.chunk_id for c in doc.chunks_of_span(start, start + len(q))]
+    for occ in quote_occurrences(doc, q):
+        ids = [c.chunk_id for c in occ.chunks]
         if len(ids) > 1:
             spans.append(ids)
         else:
             singles.append(ids[0])
-        start = doc.joined.find(q, start + 1)
     if spans:
         # prefer a span that includes the cited chunk
         span = next((s for s in spans if cited.chunk_id in s), spans[0])

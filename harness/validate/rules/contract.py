@@ -142,7 +142,7 @@ def v015_manifest_consistency(ctx: Context) -> list[Finding]:
                 "manifest.records_sha256",
             )
         )
-    _, sep, h = m.corpus_version.rpartition("@")
+    _, sep, h = (m.corpus_version or "").rpartition("@")
     if m.corpus_hash and sep and re.fullmatch(r"[0-9a-f]{6,64}", h):
         out.append(
             ok()

@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 
 from harness.goldset.schema import GoldRecord
+from harness.validate.corpusview import common_heading_path
 from harness.validate.quotes import check_quote
 from harness.validate.report import Finding
-from harness.validate.rules.base import Context, fail, not_checked, ok, rule
+from harness.validate.rules.base import Context, fail, not_applicable, not_checked, ok, rule
 
 
 @rule("V001", "quote-contiguous", scope="record", needs_corpus=True)
@@ -95,19 +96,20 @@ def v002_chunk_exists(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
 def _check_doc_meta(
     ctx: Context, where: str, doc_id, relpath, pub_date, section, *, optional: bool = False
 ) -> list[Finding]:
-    """Compare one document reference with the corpus metadata; ``optional`` fields (alternatives) may be None."""
+    """Compare one document reference with the corpus metadata: relpath and publication_date when given; section
+    where the corpus has one (for an ``optional`` reference, an alternative, only when given)."""
     assert ctx.corpus is not None
     meta = ctx.corpus.docs.get(str(doc_id))
     if meta is None:
         return [fail(f"document {doc_id} is not in the corpus", f"{where}.document_id")]
     out = []
-    if relpath is not None or not optional:
+    if relpath is not None:
         out.append(
             ok()
             if relpath == meta.path
             else fail(f"relpath {relpath!r} differs from the corpus path {meta.path!r}", f"{where}.relpath")
         )
-    if pub_date is not None or not optional:
+    if pub_date is not None:
         out.append(
             ok()
             if pub_date == meta.date
@@ -129,8 +131,9 @@ def _check_doc_meta(
 def v003_document_metadata(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
     """gold document exists; relpath, publication_date, section agree with the corpus
 
-    Checks: each gold document (and alternative) exists; relpath = metadata path, publication_date = metadata
-    date, section = metadata section/edition where the corpus has one
+    Checks: each gold document (and alternative) exists; relpath = metadata path and publication_date = metadata
+    date where given (V013 says whether they must be), section = metadata section/edition where the corpus has
+    one (a gold document's missing section then fails)
     """
     out = []
     for gi, g in enumerate(rec.gold_documents):
@@ -148,7 +151,7 @@ def v004_heading_path(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
     """heading_path, when given, equals the cited chunk's heading path
 
     Checks: a gold document's heading_path, when given, equals the heading path of its cited chunk(s) (their
-    longest common prefix when they differ)
+    longest common prefix when they differ; not applicable to a gold document without evidence)
     """
     assert ctx.corpus is not None
     norm = ctx.corpus.chunker.normalize
@@ -161,17 +164,16 @@ def v004_heading_path(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
         if doc is None:
             out.append(not_checked(f"document {g.document_id} is not in the corpus (see V003)", where))
             continue
+        if not g.evidence:  # a documents-only judgement (e.g. a grade-1 document): there is nothing to compare
+            out.append(
+                not_applicable("the gold document cites no evidence, so no chunk heading path to compare with", where)
+            )
+            continue
         chunks = [doc.by_id.get(str(e.chunk_id)) for e in g.evidence]
-        if not chunks or any(c is None for c in chunks):
+        if any(c is None for c in chunks):
             out.append(not_checked("heading path has no resolvable cited chunk to compare with (see V002)", where))
             continue
-        paths = [[norm(h) for h in c.heading_path] for c in chunks]
-        common = paths[0]
-        for p in paths[1:]:
-            k = 0
-            while k < min(len(common), len(p)) and common[k] == p[k]:
-                k += 1
-            common = common[:k]
+        common = [norm(h) for h in common_heading_path(chunks, norm)]
         given = [norm(h) for h in g.heading_path]
         if given == common:
             out.append(ok())
@@ -192,11 +194,20 @@ def v004_heading_path(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
 def v005_corpus_identity(ctx: Context) -> list[Finding]:
     """the manifest's corpus (hash/id, documents, date range) is the corpus given
 
-    Checks: the manifest's corpus (hash or id, document count, date range) is the corpus given
+    Checks: the manifest's corpus (hash or id, document count, date range: each as far as the manifest declares
+    it) is the corpus given; a manifest that names no corpus fails
     """
     assert ctx.corpus is not None and ctx.manifest is not None
     src, m = ctx.corpus.source, ctx.manifest
     out = []
+    if not m.corpus_hash and not m.corpus_version:
+        return [
+            fail(
+                "the manifest names no corpus (no corpus_hash, no corpus_version), so it cannot be checked against "
+                f"{src.corpus_id}; import or resolve the set with --corpus",
+                "manifest.corpus_version",
+            )
+        ]
     if m.corpus_hash:
         out.append(
             ok()
@@ -206,7 +217,7 @@ def v005_corpus_identity(ctx: Context) -> list[Finding]:
                 "manifest.corpus_hash",
             )
         )
-    name, sep, h = m.corpus_version.rpartition("@")
+    name, sep, h = (m.corpus_version or "").rpartition("@")
     if sep and re.fullmatch(r"[0-9a-f]{6,64}", h):
         out.append(
             ok()
@@ -217,7 +228,7 @@ def v005_corpus_identity(ctx: Context) -> list[Finding]:
                 "manifest.corpus_version",
             )
         )
-    elif not m.corpus_hash:
+    elif not m.corpus_hash and m.corpus_version:
         out.append(
             ok()
             if m.corpus_version == src.name
@@ -227,16 +238,19 @@ def v005_corpus_identity(ctx: Context) -> list[Finding]:
                 "manifest.corpus_version",
             )
         )
-    out.append(
-        ok()
-        if m.corpus_documents == len(src.docs)
-        else fail(
-            f"manifest corpus_documents {m.corpus_documents} but the corpus given has {len(src.docs)}",
-            "manifest.corpus_documents",
+    if m.corpus_documents is not None:
+        out.append(
+            ok()
+            if m.corpus_documents == len(src.docs)
+            else fail(
+                f"manifest corpus_documents {m.corpus_documents} but the corpus given has {len(src.docs)}",
+                "manifest.corpus_documents",
+            )
         )
-    )
     dmin, dmax = src.date_range
     for key, want, got in (("corpus_date_min", m.corpus_date_min, dmin), ("corpus_date_max", m.corpus_date_max, dmax)):
+        if key not in m.model_fields_set:
+            continue
         out.append(
             ok() if want == got else fail(f"manifest {key} {want} but the corpus given has {got}", f"manifest.{key}")
         )

@@ -41,7 +41,7 @@ def v021_unique_question(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]
 def v030_multi_document_hops(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
     """multi_document: >= 2 gold documents and required_hops >= 2
 
-    Checks: multi_document questions have >= 2 distinct gold documents and required_hops >= 2
+    Checks: multi_document questions have >= 2 distinct gold documents and required_hops >= 2 (when given)
     """
     if rec.category != "multi_document":
         return [not_applicable("only multi_document questions", "category")]
@@ -50,11 +50,12 @@ def v030_multi_document_hops(ctx: Context, i: int, rec: GoldRecord) -> list[Find
     out.append(
         ok() if n_docs >= 2 else fail(f"multi_document question with {n_docs} gold document(s)", "gold_documents")
     )
-    out.append(
-        ok()
-        if rec.required_hops >= 2
-        else fail(f"multi_document question with required_hops {rec.required_hops}", "required_hops")
-    )
+    if rec.required_hops is not None:  # absent: V013 says whether the contract requires it
+        out.append(
+            ok()
+            if rec.required_hops >= 2
+            else fail(f"multi_document question with required_hops {rec.required_hops}", "required_hops")
+        )
     return out
 
 
@@ -94,7 +95,7 @@ def v031_false_premise(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
             out.append(ok())
     refuting = [g for g in rec.gold_documents if g.role in roles]
     if is_fp:
-        if not rec.reference_answer.strip():
+        if not (rec.reference_answer or "").strip():
             out.append(fail("false-premise question without a reference answer", "reference_answer"))
         elif ctx.contract.premise_correction_markers and not _has_marker(
             rec.reference_answer, ctx.contract.premise_correction_markers
@@ -137,7 +138,7 @@ def v031_false_premise(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
     return out
 
 
-def _iso(s: str) -> dt.date | None:
+def _iso(s: str | None) -> dt.date | None:
     try:
         return dt.date.fromisoformat(s)
     except (TypeError, ValueError):
@@ -148,12 +149,15 @@ def _iso(s: str) -> dt.date | None:
 def v032_as_of_date(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
     """as_of is not earlier than the newest gold document
 
-    Checks: as_of is not earlier than the newest gold document's publication_date (both ISO dates)
+    Checks: as_of is not earlier than the newest gold document's publication_date (both ISO dates; not
+    applicable without as_of)
     """
     out = []
     as_of = _iso(rec.as_of)
     newest: tuple[dt.date, int] | None = None
     for gi, g in enumerate(rec.gold_documents):
+        if g.publication_date is None:  # absent: V013 says whether the contract requires it
+            continue
         d = _iso(g.publication_date)
         if d is None or len(g.publication_date) != 10:
             out.append(
@@ -165,7 +169,9 @@ def v032_as_of_date(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
             continue
         if newest is None or d > newest[0]:
             newest = (d, gi)
-    if as_of is None:
+    if rec.as_of is None:
+        out.append(not_applicable("no as_of date to compare with", "as_of"))
+    elif as_of is None:
         out.append(fail(f"as_of {rec.as_of!r} is not an ISO date", "as_of"))
     elif newest is not None:
         out.append(
@@ -185,7 +191,8 @@ def v033_evidence_present(ctx: Context, i: int, rec: GoldRecord) -> list[Finding
     """gold documents present and distinct; required ones have non-empty quotes
 
     Checks: at least one gold document; gold documents distinct; every required (grade 2) gold document has
-    evidence; no quote empty after normalisation; no repeated (chunk_id, quote) within a document
+    evidence (unless the contract says ``require_evidence = false``: a documents-only set); no quote empty after
+    normalisation; no repeated (chunk_id, quote) within a document
     """
     if not rec.gold_documents:
         return [fail("no gold documents", "gold_documents")]
@@ -198,7 +205,7 @@ def v033_evidence_present(ctx: Context, i: int, rec: GoldRecord) -> list[Finding
         else:
             seen[did] = gi
             out.append(ok())
-        if g.effective_grade == 2 and not g.evidence:
+        if g.effective_grade == 2 and not g.evidence and ctx.contract.require_evidence:
             out.append(fail(f"required gold document {did} has no evidence", f"gold_documents[{gi}].evidence"))
         pairs: set[tuple[str, str]] = set()
         for ei, e in enumerate(g.evidence):
