@@ -172,6 +172,8 @@ SLOW_MODULES: dict[str, str] = {
 SLOW_TESTS: dict[str, str] = {
     "test_vector.py::test_real_corpus_default_model_index": "builds the real corpus's vector index: 240 s",
     "test_known_item.py::test_real_corpus_kernel_matches_bm25s_on_a_sample": "real-corpus BM25 index build: 52 s",
+    "test_resolve.py::test_resolve_rebuilds_our_gold_set_byte_for_byte_from_its_quotes": "re-chunks the real corpus's "
+    "cited documents: 24 s",
     # ranx compiles its numba kernels in whichever of these runs first: 108 s, then 34 s for the other
     "test_fusion.py::test_live_ranx_agrees_without_ties": "live ranx comparison (numba compile)",
     "test_fusion.py::test_live_ranx_differs_on_constant_lists": "live ranx comparison (numba compile)",
