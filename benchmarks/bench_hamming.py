@@ -41,7 +41,8 @@ import sqlite_vec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.retrieve.binary import hamming_distances, top_k_exact  # noqa: E402
+from harness.ranking import top_k_by_distance  # noqa: E402
+from harness.retrieve.binary import hamming_distances  # noqa: E402
 
 K_MAX = 4096
 
@@ -95,7 +96,7 @@ def sqlite_topk(conn: apsw.Connection, q: bytes, k: int, n: int):
 
 
 def numpy_topk_from_dist(dist: np.ndarray, k: int):
-    idx, _ = top_k_exact(dist, np.arange(dist.shape[0], dtype=np.int64), k)
+    idx, _ = top_k_by_distance(dist, np.arange(dist.shape[0], dtype=np.int64), k)
     return idx.tolist(), dist[idx].astype(np.int64).tolist()
 
 

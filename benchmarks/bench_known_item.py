@@ -18,9 +18,11 @@ import time
 import numpy as np
 from common import DEFAULT_CORPUS, header, interleaved_best, peak_rss_mb, write_json
 
+from harness.ranking import id_rank as _id_rank
 from harness.retrieve.analyzer import SpanishAnalyzer
 from harness.studies.coverage import Population, run_coverage
-from harness.studies.known_item import _bm25_scorer, _id_rank, _tfidf_scorer, chunk_corpus, known_item_search
+from harness.studies.known_item import ScorerInputs, chunk_corpus, known_item_search
+from harness.studies.known_item.scorers import bm25_scorer, tfidf_scorer
 
 
 def main() -> None:
@@ -44,11 +46,15 @@ def main() -> None:
     a, z = args.start, min(args.start + args.queries, cc.query_chunks.size)
     out: dict = {"machine": m, "chunks": cc.n_chunks, "queries_total": int(cc.query_chunks.size), "slice": [a, z]}
     full_bm25 = None
-    for name, build in (("bm25", _bm25_scorer), ("tfidf", _tfidf_scorer)):
+
+    def inputs(query_tokens):
+        return ScorerInputs(chunk_texts=cc.texts, query_texts=[], chunk_tokens=toks, query_tokens=query_tokens)
+
+    for name, build in (("bm25", bm25_scorer), ("tfidf", tfidf_scorer)):
         tb = time.perf_counter()
-        scorer, _ = build(toks, qtoks)
+        scorer, _ = build(inputs(qtoks))
         build_s = time.perf_counter() - tb
-        sub, _ = build(toks, qtoks[a:z])
+        sub, _ = build(inputs(qtoks[a:z]))
         qc = cc.query_chunks[a:z]
 
         def run(workers, sub=sub, qc=qc):

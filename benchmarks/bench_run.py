@@ -33,8 +33,9 @@ from harness.corpus.store import Corpus
 from harness.evaluation.pipeline import RunOptions, run
 from harness.evaluation.runs import load_run
 from harness.goldset.io import load_goldset
+from harness.retrieve.base import SystemContext
 from harness.retrieve.bm25 import BM25System
-from harness.retrieve.vector import open_vector_system
+from harness.retrieve.vector import VectorOptions, open_vector_system
 from harness.validate import validate
 
 SYSTEMS = "bm25,vector,rrf,w0.25,w0.5,w0.75"
@@ -65,7 +66,7 @@ def main(argv=None) -> dict:
         BM25System(corpus, args.workdir)
         t_bm = time.perf_counter() - t0
         t0 = time.perf_counter()
-        vec = open_vector_system(corpus, args.workdir, options=RunOptions())
+        vec = open_vector_system(SystemContext(corpus, Path(args.workdir)), VectorOptions())
         t_vec = time.perf_counter() - t0
         st = vec.build_stats
     print(
@@ -81,7 +82,9 @@ def main(argv=None) -> dict:
     try:
         for r in range(args.repeats):
             for backend in walls:
-                opts = RunOptions(bootstrap_reps=args.bootstrap_reps, extra={"vector_backend": backend})
+                opts = RunOptions(
+                    bootstrap_reps=args.bootstrap_reps, system_defaults={"vector": VectorOptions(backend=backend)}
+                )
                 t0 = time.perf_counter()
                 path = run(
                     args.goldset,

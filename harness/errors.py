@@ -24,3 +24,11 @@ class IncomparableError(HarnessInputError):
 
 class StaleGoldsetError(HarnessInputError):
     """The gold set was built against another corpus hash or chunker id than the one given (exit code 2)."""
+
+
+class MetricError(HarnessInputError, ValueError):
+    """Unusable metric input: an unknown metric id, a NaN score, results that cannot be aggregated (exit 2).
+
+    Defined here (not in :mod:`harness.metrics`) because the tie rule (:mod:`harness.ranking`) raises it for a NaN
+    score, and retrieval must not import the scoring layer; ``harness.metrics.MetricError`` is the same class.
+    """

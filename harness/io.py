@@ -1,15 +1,33 @@
-"""Small I/O helpers: atomic writes, JSONL reading with located errors, hashing."""
+"""Small I/O helpers: atomic writes, JSONL reading with located errors, hashing, work-directory locks, and the
+clean-up of temporaries a killed process left behind.
+
+Temporaries. Every temporary this module makes sits beside its final path and is named
+``.<final name>.<pid>-<random>.tmp`` (``.old`` for the previous version of a folder being replaced), where ``pid``
+is the process that made it (:func:`temporary_path`). The ingest's temporary database is ``.corpus.db.<pid>.tmp``
+(plus SQLite's ``-journal``/``-wal``/``-shm`` beside it). :func:`parse_temporary_name` reads the pid back from such
+a name; :func:`clean_stale_temporaries` removes the ones whose process is gone (``kill(pid, 0)`` fails with "no such
+process") and never touches a live process's, nor any name it does not recognise (a hidden ``.*.tmp`` folder
+without a pid, written by a harness older than this rule, is left alone). The owner check is local: a work
+directory shared by several machines must not rely on it.
+
+Locks. :func:`file_lock` is an exclusive ``fcntl.flock`` on a lock file that is created once and never deleted.
+The kernel drops the lock when its holder exits, however it exits (SIGKILL included), so a lock is never stale.
+POSIX only (Linux, macOS); on NFS, Linux maps ``flock`` to byte-range locks, which NFS supports.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gzip
 import hashlib
 import json
 import os
+import re
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +59,160 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` via a temporary file in the same folder and an atomic rename."""
+def stderr_notice(message: str) -> None:
+    """Write one notice line ``harness: <message>`` on stderr (the default ``log`` of the helpers below)."""
+    sys.stderr.write(f"harness: {message}\n")
+    sys.stderr.flush()
+
+
+_TEMP_RE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[0-9]+)-[a-z0-9_]+\.(?P<kind>tmp|old)$")
+_INGEST_TEMP_RE = re.compile(r"^\.(?P<name>corpus\.db)\.(?P<pid>[0-9]+)\.(?P<kind>tmp)(?:-journal|-wal|-shm)?$")
+
+
+def temporary_path(final: str | Path, *, kind: str = "tmp", directory: bool = False) -> Path:
+    """Create a temporary file (or folder) beside ``final``, named ``.<final name>.<pid>-<random>.<kind>``.
+
+    The pid in the name lets :func:`clean_stale_temporaries` tell a dead process's leftovers from a live one's.
+    A file is created empty with mode 0600 (``tempfile.mkstemp``), a folder with 0700 (``tempfile.mkdtemp``).
+
+    Args:
+        final: the path the temporary will replace; its folder must exist.
+        kind: ``"tmp"`` (the new content) or ``"old"`` (the previous content, moved aside during a replace).
+        directory: make a folder instead of a file.
+
+    Raises:
+        ValueError: ``kind`` is not ``"tmp"`` or ``"old"``.
+    """
+    if kind not in ("tmp", "old"):
+        raise ValueError(f"kind={kind!r}: must be 'tmp' or 'old'")
+    final = Path(final)
+    prefix, suffix = f".{final.name}.{os.getpid()}-", f".{kind}"
+    if directory:
+        return Path(tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=final.parent))
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=final.parent)
+    os.close(fd)
+    return Path(name)
+
+
+def parse_temporary_name(name: str) -> tuple[str, int, str] | None:
+    """``(final name, pid, kind)`` of a harness temporary's file name (:func:`temporary_path`'s
+    ``.<final>.<pid>-<random>.<kind>``, or the ingest's ``.corpus.db.<pid>.tmp`` and its SQLite journals, kind
+    ``"tmp"``), or ``None`` when ``name`` is not one. A reader can use it to refuse a half-written output."""
+    m = _TEMP_RE.match(name) or _INGEST_TEMP_RE.match(name)
+    return (m["name"], int(m["pid"]), m["kind"]) if m else None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine (``os.kill(pid, 0)``; a process of another user counts;
+    an exited child not yet reaped by its parent still counts)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_temporaries(
+    folder: str | Path,
+    *,
+    name: str | None = None,
+    depth: int = 0,
+    log: Callable[[str], None] | None = stderr_notice,
+) -> list[Path]:
+    """Remove the harness temporaries in ``folder`` whose owner process is gone (see the module docstring).
+
+    A stale ``.old`` folder (the previous version of a folder, moved aside by :func:`atomic_directory` just before
+    the new one was renamed in) is put back in place when its final path is missing, so a kill at that instant
+    loses nothing; otherwise it is deleted. Links are never followed or removed.
+
+    Args:
+        folder: where to look (a missing folder is no error).
+        name: only the temporaries of this final name (``.<name>.<pid>-*``).
+        depth: also look this many levels of sub-folders down (temporaries themselves are not entered).
+        log: called with one line per removed or restored path (default: a line on stderr; ``None``: silent).
+
+    Returns:
+        The paths removed or restored.
+    """
+    folder = Path(folder)
+    done: list[Path] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return done
+    for e in entries:
+        p = Path(e.path)
+        parsed = parse_temporary_name(e.name)
+        if parsed is None:
+            if depth > 0 and e.is_dir(follow_symlinks=False):
+                done += clean_stale_temporaries(p, name=name, depth=depth - 1, log=log)
+            continue
+        final_name, pid, kind = parsed
+        if (name is not None and final_name != name) or e.is_symlink() or pid_alive(pid):
+            continue
+        final = folder / final_name
+        if kind == "old" and (p / "old").is_dir() and not os.path.lexists(final):
+            os.replace(p / "old", final)
+            shutil.rmtree(p, ignore_errors=True)
+            what = f"restored {final} from {p.name}, left by process {pid}, killed while replacing it"
+        else:
+            if e.is_dir(follow_symlinks=False):
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
+            what = f"removed {p}, a temporary left by process {pid}, which is gone"
+        done.append(p)
+        if log is not None:
+            log(what)
+    return done
+
+
+@contextlib.contextmanager
+def file_lock(path: str | Path, *, log: Callable[[str], None] | None = stderr_notice) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (``fcntl.flock``; created with its folder if missing, never
+    deleted) for the ``with`` block; released on exit, and by the kernel when the process dies.
+
+    While another process holds it, ``log`` gets one line ``waiting for <path> held by pid N`` (the holder writes
+    its pid into the file) and the call blocks until the lock is free.
+
+    Raises:
+        OSError: the lock file cannot be created or opened (e.g. a read-only folder).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            if log is not None:
+                log(f"waiting for {path} held by {'pid ' + holder if holder.isdigit() else 'another process'}")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` via a temporary file in the same folder (:func:`temporary_path`) and an
+    atomic rename; stale temporaries of the same name left by dead processes are removed first."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_temporaries(path.parent, name=path.name)
+    tmp = temporary_path(path)
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)
@@ -121,6 +286,7 @@ def atomic_directory(
 
     final = Path(final)
     check_output_location(final, inputs, field=field)
+    clean_stale_temporaries(final.parent)  # first: it may put back a folder a killed replace had moved aside
     if final.is_symlink() or (final.exists() and not final.is_dir()):
         raise HarnessInputError(f"{field} {final}: exists and is not a folder; refusing to replace it")
     if final.exists():
@@ -132,7 +298,7 @@ def atomic_directory(
                 "delete it by hand if it is safe to, or choose another folder"
             )
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    tmp = temporary_path(final, directory=True)
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; give the final folder the usual permissions
     aside: Path | None = None
     try:
@@ -141,7 +307,7 @@ def atomic_directory(
             stamp = {"tool": "harness", "version": __version__, "kind": kind}
             (tmp / OUTPUT_MARKER).write_text(json.dumps(stamp) + "\n", encoding="utf-8")
         if final.exists():
-            aside = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".old", dir=final.parent))
+            aside = temporary_path(final, kind="old", directory=True)
             os.replace(final, aside / "old")
         os.replace(tmp, final)
     except BaseException:

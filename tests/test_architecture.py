@@ -33,16 +33,12 @@ KNOWN_VIOLATIONS_TO_REMOVE: dict[str, set] = {
     "long_modules": {
         "harness/report/html.py",
         "harness/report/plots.py",
-        "harness/retrieve/bm25.py",
-        "harness/retrieve/vector.py",
         "harness/studies/coverage.py",
-        "harness/studies/known_item.py",
     },
     # pytest.importorskip("harness...") calls, as "tests/<file>: <module>"
     "importorskip": {
         "tests/test_report.py: harness.studies.coverage",
         "tests/test_report.py: harness.studies.known_item",
-        "tests/test_two_stage.py: harness.retrieve.vector",
     },
 }
 

@@ -16,18 +16,19 @@ import pytest
 from conftest import REAL_CORPUS, REAL_GOLDSET, REPO
 
 from harness.evaluation.pipeline import RunOptions, run
+from harness.retrieve.registry import SystemPlan
+from harness.retrieve.vector import VectorOptions
 
 pytestmark = [pytest.mark.realcorpus, pytest.mark.slow]
 WORKDIR = Path(os.environ.get("HARNESS_WORKDIR", REPO / ".harness"))
 BASELINE = REPO / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
 
-# The recorded embedder -> the model name the vector system is opened with.
-_MODEL_NAMES = {"wordllama-l2-supercat-256": "wordllama"}
 
-
-def _recorded_options(manifest: dict) -> RunOptions:
-    vec = manifest["system_configs"].get("vector", {})
-    return RunOptions(
+def _recorded_systems(manifest: dict) -> tuple[list[str] | SystemPlan, RunOptions]:
+    """The systems and options the manifest records: its ``system_options`` (every system's kind, typed options and
+    inputs) when it has them; otherwise (a record older than the system registry, such as the committed baseline) its
+    system names with the ``vector`` options read back from ``system_configs``."""
+    opts = dict(
         doc_depth=manifest["depths"]["documents"],
         chunk_depth=manifest["depths"]["chunks"],
         ks=tuple(manifest["ks"]),
@@ -35,27 +36,29 @@ def _recorded_options(manifest: dict) -> RunOptions:
         seed=manifest["seed"],
         bootstrap_reps=manifest["bootstrap_reps"],
         level=manifest["level"],
-        extra={
-            "model": _MODEL_NAMES[vec["model_id"]] if vec else None,
-            "binarize": vec.get("binarize", "sign"),
-            "vector_backend": vec.get("backend", "sqlite-vec"),
-        },
     )
+    if "system_options" in manifest:
+        return SystemPlan.from_record(manifest["system_options"], manifest["systems"]), RunOptions(**opts)
+    vec = manifest["system_configs"].get("vector", {})
+    defaults = {}
+    if vec:
+        cov = vec.get("coverage", {})
+        defaults["vector"] = VectorOptions(
+            model=vec["model_id"],  # the id loads the same model (load_embedder: "wordllama-l2-supercat-256")
+            binarize=vec.get("binarize", "sign"),
+            backend=vec.get("backend", "sqlite-vec"),
+            index_fraction=cov.get("index_fraction"),
+            until=cov.get("until"),
+        )
+    return list(manifest["systems"]), RunOptions(**opts, system_defaults=defaults)
 
 
 @pytest.fixture(scope="module")
 def rerun(tmp_path_factory) -> Path:
     manifest = json.loads((BASELINE / "manifest.json").read_text())
+    systems, options = _recorded_systems(manifest)
     runs = tmp_path_factory.mktemp("baseline-rerun")
-    return run(
-        REAL_GOLDSET,
-        REAL_CORPUS,
-        manifest["systems"],
-        workdir=WORKDIR,
-        runs_dir=runs,
-        run_id="rerun",
-        options=_recorded_options(manifest),
-    )
+    return run(REAL_GOLDSET, REAL_CORPUS, systems, workdir=WORKDIR, runs_dir=runs, run_id="rerun", options=options)
 
 
 def _rows(path: Path) -> dict[tuple[str, str], dict]:
@@ -92,3 +95,14 @@ def test_every_interval_bound_is_the_baseline_to_1e12(rerun: Path):
                         assert ok, (system, sl, metric, method, bound, a, b)
                         checked += 1
     assert checked > 1000
+
+
+def test_the_rerun_replays_from_its_system_options(rerun: Path, tmp_path):
+    """The rerun records every system's kind and typed options: a run from that record alone gives the baseline's
+    per-question metrics again."""
+    manifest = json.loads((rerun / "manifest.json").read_text())
+    systems, options = _recorded_systems(manifest)
+    assert isinstance(systems, SystemPlan) and systems.record() == manifest["system_options"]
+    assert manifest["system_options"]["vector"]["options"]["model"] == "wordllama-l2-supercat-256"
+    replay = run(REAL_GOLDSET, REAL_CORPUS, systems, workdir=WORKDIR, runs_dir=tmp_path, run_id="re", options=options)
+    assert _rows(replay) == _rows(BASELINE)

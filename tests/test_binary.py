@@ -18,11 +18,9 @@ from harness.retrieve.binary import (
     check_dim,
     convert_packed,
     hamming_distances,
-    id_rank,
     pack_centered,
     pack_signs,
     sign_bits,
-    top_k_exact,
     unpack_bits,
 )
 
@@ -125,28 +123,6 @@ def test_positive_scaling_does_not_change_bits():
     x = rng.standard_normal((4, 32)).astype(np.float32)
     norm = x / np.linalg.norm(x, axis=1, keepdims=True) * 3.7
     np.testing.assert_array_equal(pack_signs(x), pack_signs(norm))
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    dists=st.lists(st.integers(0, 4), min_size=0, max_size=30),
-    k=st.integers(0, 35),
-    data=st.data(),
-)
-def test_top_k_exact_matches_sorted_reference(dists, k, data):
-    n = len(dists)
-    ids = data.draw(st.lists(st.text("ab#0129", min_size=1, max_size=4), min_size=n, max_size=n, unique=True))
-    d = np.array(dists, dtype=np.int64)
-    idx, tie = top_k_exact(d, id_rank(ids), k)
-    ref = sorted(range(n), key=lambda i: (dists[i], ids[i]))
-    assert idx.tolist() == ref[:k]
-    expect_tie = 0 < k < n and dists[ref[k]] == dists[ref[k - 1]]
-    assert tie == expect_tie
-
-
-def test_id_rank_is_python_string_order():
-    ids = ["d#10", "d#2", "d#1", "c#9"]
-    assert id_rank(ids).tolist() == [2, 3, 1, 0]
 
 
 # ------------------------------------------------------------------------------------------------------------------

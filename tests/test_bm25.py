@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.retrieve.analyzer import SpanishAnalyzer, fold_accents
-from harness.retrieve.bm25 import BM25Index, BM25System, top_k_exact
+from harness.retrieve.bm25 import BM25Index, BM25System
 
 
 def test_analyzer_order_lower_stop_stem_fold():
@@ -53,24 +53,6 @@ def test_ties_broken_by_id_ascending_even_at_the_boundary():
     assert flags.get("tie_at_boundary") is True
     ranking, flags = idx.search("agua", 3)
     assert [i for i, _ in ranking] == ["d1", "d2", "d3"] and "tie_at_boundary" not in flags
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    st.lists(st.integers(min_value=0, max_value=4), min_size=1, max_size=40),
-    st.integers(min_value=1, max_value=45),
-)
-def test_top_k_exact_matches_full_sort(raw, k):
-    scores = np.array(raw, dtype=np.float32)
-    ids = [f"id{i:03d}" for i in np.random.default_rng(len(raw)).permutation(len(raw))]
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    rank = np.empty(len(ids), dtype=np.int64)
-    rank[order] = np.arange(len(ids))
-    got = [ids[i] for i in top_k_exact(scores, rank, k)]
-    want = [ids[i] for i in sorted((i for i in range(len(ids)) if scores[i] > 0), key=lambda i: (-scores[i], ids[i]))][
-        :k
-    ]
-    assert got == want
 
 
 def test_lucene_scores_by_hand():
@@ -170,7 +152,7 @@ def test_integer_build_bit_identical_to_bm25s(docs, block):
     """Any analysis batch and any counting-sort block (CSC_BLOCK) give bm25s's bytes."""
     from hypothesis import assume
 
-    import harness.retrieve.bm25 as bm25_mod
+    import harness.retrieve.bm25.index as bm25_mod
 
     assume(any(docs))
     a = SpanishAnalyzer()
@@ -194,9 +176,10 @@ def test_system_integer_build_equals_token_list_build(
 ):
     """The streamed build (texts read ``batch`` at a time, rows summed per document ``block`` at a time, so that
     documents straddle blocks) equals bm25s's token-list build bit for bit."""
-    import harness.retrieve.bm25 as bm25_mod
+    import harness.retrieve.bm25.index as bm25_mod
+    import harness.retrieve.bm25.system as system_mod
 
-    monkeypatch.setattr(bm25_mod, "ANALYSIS_BATCH", batch)
+    monkeypatch.setattr(system_mod, "ANALYSIS_BATCH", batch)
     monkeypatch.setattr(bm25_mod, "DOC_BLOCK", block)
     monkeypatch.setattr(bm25_mod, "CSC_BLOCK", block)
     if not ordered:  # documents out of chunk order: the one-sort fallback of _document_sums
@@ -213,7 +196,7 @@ def test_system_integer_build_equals_token_list_build(
             o = np.argsort(keys, kind="stable")
             return keys[o], out_c[o]
 
-        monkeypatch.setattr(bm25_mod, "_document_sums", shuffled)
+        monkeypatch.setattr(system_mod, "_document_sums", shuffled)
     db, _m, _c = ingest(tiny_corpus, tmp_path / "wd")
     with Corpus(db) as corpus:
         s = BM25System(corpus, tmp_path / "wd")  # built from (item, term, count) arrays
@@ -259,7 +242,7 @@ def test_integer_build_bit_identical_on_real_chunks():
             ids.append(c.chunk_id)
     texts, ids = texts[:2000], ids[:2000]
     toks = a.tokenize_many(texts)
-    import harness.retrieve.bm25 as bm25_mod
+    import harness.retrieve.bm25.index as bm25_mod
 
     saved, bm25_mod.CSC_BLOCK = bm25_mod.CSC_BLOCK, 10_000  # several counting-sort blocks
     try:
@@ -277,7 +260,7 @@ def test_integer_build_bit_identical_on_real_chunks():
 def test_sum_by_key_equals_a_dictionary_sum(rows):
     from collections import Counter
 
-    from harness.retrieve.bm25 import _sum_by_key
+    from harness.retrieve.bm25.index import _sum_by_key
 
     keys = np.asarray([k for k, _ in rows], dtype=np.int64)
     w = np.asarray([c for _, c in rows], dtype=np.int32)
@@ -293,7 +276,7 @@ def test_sum_by_key_equals_a_dictionary_sum(rows):
 def test_document_sums_by_ranges_equal_one_sort(seed, block):
     """The per-document-range path of _document_sums equals one sort over all rows (documents without chunks,
     extra tokens only, empty inputs included)."""
-    import harness.retrieve.bm25 as bm25_mod
+    import harness.retrieve.bm25.index as bm25_mod
 
     rng = np.random.default_rng(seed)
     n_docs, n_chunks, v = int(rng.integers(1, 6)), int(rng.integers(0, 12)), int(rng.integers(1, 7))

@@ -114,3 +114,19 @@ def test_overwrite_replaces_a_folder_harness_wrote(tmp_path: Path):
     assert r.exit_code == 0, r.output
     assert not (out / "stale.txt").exists() and (out / "summary.json").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left behind
+
+
+def test_each_mode_prints_its_tables(tmp_path: Path):
+    """One run, the chunk-size sensitivity (a comma list) and the whole study (--coverage) each print their own
+    tables (rendered by harness.report.studies)."""
+    corpus = write_corpus(tmp_path / "c")
+    base = ["known-item", "--corpus", str(corpus), "--workers", "1", "--workdir", str(tmp_path / "w")]
+    r = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "one")], catch_exceptions=False)
+    assert r.exit_code == 0 and "Known-item hit@1" in r.output and "hit@1 by collection (bm25)" in r.output
+    r = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "sens"), "--chunk-words", "50,100"])
+    assert r.exit_code == 0 and "Chunk-size sensitivity" in r.output, r.output
+    assert json.loads((tmp_path / "sens" / "sensitivity.json").read_text())["rows"][0]["chunk_words"] == 50
+    args = [*base, "--out", str(tmp_path / "study"), "--coverage", "--reps", "40", "--K", "3"]
+    r = CliRunner().invoke(app, args, catch_exceptions=False)
+    assert r.exit_code == 0 and "Known-item hit@1" in r.output and "CR2" in r.output, r.output
+    assert (tmp_path / "study" / "coverage.json").is_file()

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from harness.errors import HarnessInputError
 from harness.metrics import MetricError
 from harness.retrieve.fusion import FusionSpec, FusionSpecError, minmax, parse_fusion, rrf, weighted_fusion, wsum
+from harness.retrieve.fusion.comb_mnz import comb_mnz
 
 # No ties inside a list, no ties in any fused result; the smallest item of each list is in the other list too.
 BM25 = [("a", 12.5), ("b", 10.0), ("c", 7.25), ("d", 3.0)]
@@ -230,8 +231,68 @@ def test_fusion_spec_callable_and_formula():
     assert "1/(30 + rank_i(d))" in parse_fusion("rrf:k=30").formula and "Cormack" in parse_fusion("rrf").formula
     assert "0.25*minmax(bm25)(d) + 0.75*minmax(vector)(d)" in parse_fusion("w0.25").formula
     assert parse_fusion("w0.25").config()["params"] == {"weights": [0.25, 0.75]}
-    with pytest.raises(ValueError, match="exactly two"):
+    with pytest.raises(ValueError, match="exactly 2 lists"):
         parse_fusion("w0.5")([BM25])
+
+
+@pytest.mark.parametrize(
+    ("name", "method", "inputs", "canon"),
+    [
+        ("rrf:bm25+mine", "rrf", ("bm25", "mine"), "rrf:bm25+mine"),
+        ("rrf:k=10:bm25+mine", "rrf", ("bm25", "mine"), "rrf:k=10:bm25+mine"),
+        ("rrf[k=10]:bm25+mine", "rrf", ("bm25", "mine"), "rrf:k=10:bm25+mine"),
+        ("rrf:bm25+vector", "rrf", ("bm25", "vector"), "rrf"),
+        ("rrf:a+b+c", "rrf", ("a", "b", "c"), "rrf:a+b+c"),
+        ("w0.6:bm25+mine", "wsum", ("bm25", "mine"), "w0.6:bm25+mine"),
+        ("w0.75", "wsum", ("bm25", "vector"), "w0.75"),
+        ("rrf:bm25+vector:binarize=centered", "rrf", ("bm25", "vector:binarize=centered"), None),
+        ("rrf: bm25 + mine ", "rrf", ("bm25", "mine"), "rrf:bm25+mine"),
+    ],
+)
+def test_fusion_names_with_inputs(name, method, inputs, canon):
+    spec = FusionSpec.parse(name)
+    assert (spec.method, spec.inputs) == (method, inputs)
+    if canon is not None:
+        assert spec.name == canon and FusionSpec.parse(canon) == spec
+    assert spec.config()["input_names"] == list(inputs)
+
+
+def test_short_names_mean_bm25_plus_vector():
+    assert FusionSpec.parse("rrf") == FusionSpec.parse("rrf:bm25+vector") == FusionSpec.parse("rrf:k=60:bm25+vector")
+    assert FusionSpec.parse("w0.75") == FusionSpec.parse("w0.75:bm25+vector")
+    assert "0.6*minmax(bm25)(d) + 0.4*minmax(mine)(d)" in FusionSpec.parse("w0.6:bm25+mine").formula
+    assert "over bm25, mine, x" in FusionSpec.parse("rrf:bm25+mine+x").formula
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("w0.5:bm25+mine+x", "exactly 2 inputs"),
+        ("w0.5:bm25", "exactly 2 inputs"),
+        ("rrf:bm25++mine", "empty input"),
+        ("rrf:bm25+", "empty input"),
+        ("rrf:k=1:k=2:bm25", "given twice"),
+        ("rrf[k=1]:k=2", "given twice"),
+        ("rrf:q=1", "q: Extra inputs"),
+        ("w0.5:w=0.3", "given in the name"),
+        ("rrf:k=nan", "k:"),
+        ("rrf:", "empty segment"),
+        ("rrf[k=1", "without"),
+    ],
+)
+def test_fusion_name_errors_name_the_problem(bad, message):
+    with pytest.raises(FusionSpecError, match=message):
+        FusionSpec.parse(bad)
+
+
+def test_registry_lists_every_method_once():
+    from harness.retrieve.fusion import FUSIONS, fusion_method
+
+    assert {"rrf", "wsum", "mnz"} <= set(FUSIONS)
+    for method in FUSIONS.values():
+        assert method.reference and method.options.model_config.get("extra") == "forbid"
+    assert fusion_method("w0.3")[1] == {"w": 0.3} and fusion_method("rrf")[0].name == "rrf"
+    assert fusion_method("bm25") is None and fusion_method("rrfx") is None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -302,3 +363,72 @@ def test_property_minmax(lst):
 def test_property_weighted_fusion_is_wsum_with_complementary_weights(b, v, w):
     assert weighted_fusion(b, v, w) == wsum([b, v], [w, 1 - w])
     assert weighted_fusion(b, v, w) == wsum([v, b], [1 - w, w])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# CombMNZ (Fox & Shaw 1994): golden values equal to ranx's comb_mnz with min-max, written as formulas
+
+MNZ = {
+    "a": 2 * (1.0 + (-5.0 + 12.0) / (-3.0 + 12.0)),  # top of bm25, second of vector
+    "c": 2 * ((7.25 - 3.0) / (12.5 - 3.0) + 1.0),
+    "b": 1 * ((10.0 - 3.0) / (12.5 - 3.0)),  # bm25 only
+    "e": 1 * ((-9.0 + 12.0) / (-3.0 + 12.0)),  # vector only
+    "d": 2 * (0.0 + 0.0),  # last in both: still counted twice, as ranx does
+}
+
+
+def test_golden_comb_mnz():
+    out = comb_mnz([BM25, VEC])
+    assert [i for i, _ in out] == ["a", "c", "b", "e", "d"]
+    assert dict(out) == pytest.approx(MNZ, rel=1e-15, abs=1e-15)
+    assert parse_fusion("mnz").fuse([BM25, VEC]) == out == parse_fusion("mnz:bm25+vector")([BM25, VEC])
+
+
+def test_golden_comb_mnz_three_lists_depth3():
+    third = [("e", 0.9), ("b", 0.8), ("f", 0.7), ("a", 0.1)]
+    out = dict(comb_mnz([BM25, VEC, third], depth=3))  # cut: abc / cae / ebf; min-max over the cut lists
+    expected = {
+        "a": 2 * (1.0 + (-5.0 + 9.0) / (-3.0 + 9.0)),
+        "b": 2 * ((10.0 - 7.25) / (12.5 - 7.25) + (0.8 - 0.7) / (0.9 - 0.7)),
+        "c": 2 * (0.0 + 1.0),
+        "e": 2 * (0.0 + 1.0),
+        "f": 1 * 0.0,
+    }
+    assert out == pytest.approx(expected, rel=1e-15, abs=1e-15)
+
+
+def test_live_ranx_comb_mnz_agrees_without_ties(ranx_fuse):
+    got = ranx_fuse([BM25, VEC], method="mnz", norm="min-max")
+    ours = comb_mnz([BM25, VEC])
+    assert got == pytest.approx(dict(ours), rel=1e-12, abs=1e-15)
+    assert ranked(got) == [i for i, _ in ours]
+    third = [("e", 0.9), ("b", 0.8), ("f", 0.7), ("a", 0.1)]
+    got = ranx_fuse([BM25[:3], VEC[:3], third[:3]], method="mnz", norm="min-max")
+    assert got == pytest.approx(dict(comb_mnz([BM25, VEC, third], depth=3)), rel=1e-12, abs=1e-15)
+
+
+def test_comb_mnz_names_and_constant_lists():
+    spec = parse_fusion("mnz:bm25+mine+x")
+    assert (spec.method, spec.inputs, spec.name) == ("mnz", ("bm25", "mine", "x"), "mnz:bm25+mine+x")
+    assert "n(d) * sum_i minmax_i(d) over bm25, mine, x" in spec.formula and "Fox & Shaw" in spec.formula
+    assert spec.config()["params"] == {}
+    with pytest.raises(FusionSpecError, match="Extra inputs"):
+        parse_fusion("mnz:k=3")
+    # a constant list normalises to 1 here (ranx: 0), so its items still gain from it
+    assert dict(comb_mnz([[("x", 2.0), ("y", 2.0)], [("x", 5.0)]])) == {"x": 2 * (1.0 + 1.0), "y": 1 * 1.0}
+    assert comb_mnz([]) == [] and comb_mnz([[], []]) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(LISTS, st.one_of(st.none(), st.integers(0, 15)), st.data())
+def test_property_comb_mnz(lists, depth, data):
+    before = copy.deepcopy(lists)
+    out = comb_mnz(lists, depth=depth)
+    assert lists == before and canonical(out)
+    assert all(0.0 <= s <= len(lists) ** 2 for _, s in out)
+    assert comb_mnz(data.draw(st.permutations(lists)), depth=depth) == out
+    # n(d) * CombSUM with unit weights
+    sums = dict(wsum(lists, [1.0] * len(lists), depth=depth))
+    cut = [{i for i, _ in rrf([lst], depth=depth)} for lst in lists]
+    for i, s in out:
+        assert s == pytest.approx(sum(i in c for c in cut) * sums[i], rel=1e-12, abs=1e-12)

@@ -12,20 +12,30 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import HarnessInputError
+from harness.ranking import id_rank as _id_rank
+from harness.report.studies import render_known_item
 from harness.retrieve.analyzer import SpanishAnalyzer
 from harness.retrieve.bm25 import BM25Index
 from harness.studies.known_item import (
+    ScorerInputs,
     SparseScorer,
-    _block_outcomes,
-    _bm25_scorer,
-    _id_rank,
-    _tfidf_scorer,
     chunk_corpus,
     known_item_search,
     paired_comparison,
     run_chunk_size_sensitivity,
     run_known_item,
 )
+from harness.studies.known_item.scorers import bm25_scorer, tfidf_scorer
+from harness.studies.known_item.search import _block_outcomes
+
+
+def _bm25_scorer(toks, qtoks):
+    return bm25_scorer(ScorerInputs(chunk_texts=[], query_texts=[], chunk_tokens=toks, query_tokens=qtoks))
+
+
+def _tfidf_scorer(toks, qtoks):
+    return tfidf_scorer(ScorerInputs(chunk_texts=[], query_texts=[], chunk_tokens=toks, query_tokens=qtoks))
+
 
 # Every section (text under a "##" heading) is one chunk when chunk_words is large: chunks never cross headings.
 DOCS = {
@@ -239,7 +249,7 @@ def test_paired_and_rendering(corpus, tmp_path):
     res = run_known_item(corpus, tmp_path / "o", systems="bm25,tfidf", workers=1, **KW)
     assert "bm25 vs tfidf" in res.summary["paired"]
     con = Console(record=True, width=140)
-    con.print(res)
+    con.print(render_known_item(res.summary))
     text = con.export_text()
     assert "Known-item hit@1" in text and "published" in text
     p = res.summary["paired"]["bm25 vs tfidf"]
@@ -394,7 +404,7 @@ def test_cached_passage_embeddings_resume_and_duplicates(tmp_path):
 def test_vector_system_blocks_and_progress_do_not_change_outcomes(corpus, tmp_path, bag, monkeypatch):
     """Queries (and in-memory passages) are embedded EMBED_BLOCK at a time; a block size that splits the
     queries, with the progress bars on, gives exactly the outcomes of one block without bars."""
-    import harness.studies.known_item as ki
+    import harness.studies.known_item.scorers as ki
 
     whole = run_known_item(corpus, None, systems="vector", workers=1, **KW)
     n_q = whole.outcomes["vector"].hit.size
@@ -405,3 +415,37 @@ def test_vector_system_blocks_and_progress_do_not_change_outcomes(corpus, tmp_pa
         o, m = blocked.outcomes["vector"], whole.outcomes["vector"]
         assert np.array_equal(o.hit, m.hit) and np.array_equal(o.rank, m.rank) and np.array_equal(o.tie, m.tie)
     assert ki._embed_in_blocks(bag.embed_queries, [], bag.dim, False, "x").shape == (0, bag.dim)
+
+
+def test_rendering_shows_input_strings_literally(tmp_path):
+    """doc_type / collection labels and the corpus name come from the inputs: rich markup in them is shown as
+    text, never interpreted (``[/]`` would otherwise raise MarkupError, ``[red]`` would vanish into a style)."""
+    from rich.console import Console
+
+    hostile = {"gatos": "[red]ley[/red]", "perros": "[/]", "mixto": "[link=http://x]aviso", "solo": "a", "dupa": "b"}
+    root = tmp_path / "[bold]corpus"
+    root.mkdir()
+    meta = []
+    for doc_id, sections in DOCS.items():
+        body = f"# {doc_id}\n\n" + "".join(f"## s{i}\n\n{t}\n\n" for i, t in enumerate(sections))
+        (root / f"{doc_id}.md").write_text(body, encoding="utf-8")
+        label = hostile.get(doc_id, "[i]c")
+        meta.append({"doc_id": doc_id, "path": f"{doc_id}.md", "doc_type": label, "collection": label})
+    (root / "metadata.jsonl").write_text("\n".join(json.dumps(m) for m in meta) + "\n", encoding="utf-8")
+    res = run_known_item(root, None, systems="bm25", workers=1, **KW)
+    con = Console(record=True, width=200)
+    con.print(render_known_item(res.summary))
+    text = con.export_text()
+    for label in ("[red]ley[/red]", "[/]", "[link=http://x]aviso", "[i]c", "[bold]corpus@"):
+        assert label in text, label
+
+
+def test_damaged_embedding_cache_is_named_with_the_fix(corpus, tmp_path, bag):
+    """A damaged shared embedding cache is one line naming it and saying how to fix it (it is not deleted: other
+    runs may be reading it and re-embedding is slow), not an apsw traceback."""
+    cache = tmp_path / "work" / "embeddings" / "cache.sqlite"
+    cache.parent.mkdir(parents=True)
+    cache.write_bytes(b"not a database at all\n" * 100)
+    with pytest.raises(HarnessInputError, match=r"cache\.sqlite: damaged embedding cache .* delete cache\.sqlite"):
+        run_known_item(corpus, None, systems="vector", workers=1, workdir=tmp_path / "work", **KW)
+    assert cache.read_bytes().startswith(b"not a database")

@@ -15,10 +15,11 @@ from hypothesis import strategies as st
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
-from harness.metrics import canonical_ranking
+from harness.ranking import canonical_ranking
 from harness.retrieve.base import QueryResult
 from harness.retrieve.bm25 import BM25System
 from harness.retrieve.two_stage import CrossEncoderReranker, TwoStage, load_cross_encoder
+from harness.retrieve.vector import VectorIndex
 
 # Documents of several sections; each section of the md-words-v1 chunker becomes one chunk ``<doc>#<i>``.
 DOCS: dict[str, list[str]] = {
@@ -473,16 +474,13 @@ def test_cross_encoder_seam(setup, tmp_path, monkeypatch):
 
 
 def test_with_real_vector_index(tmp_path):
-    vector_mod = pytest.importorskip("harness.retrieve.vector")
-    if not hasattr(vector_mod.VectorIndex, "packed_bits"):
-        pytest.skip("VectorIndex has no packed_bits()")
     src = write_sections_corpus(tmp_path / "corpus")
     db, _, _ = ingest(src, tmp_path / "work")
     with Corpus(db) as corpus:
         emb = BagOfWordsEmbedder()
         emb.weights_sha256 = "0" * 64
         emb.config = lambda: {"model_id": emb.model_id, "weights_sha256": emb.weights_sha256, "dim": emb.dim}
-        vi = vector_mod.VectorIndex.build(corpus, tmp_path / "work", emb)
+        vi = VectorIndex.build(corpus, tmp_path / "work", emb)
         bm25 = BM25System(corpus, tmp_path / "work")
         first = bm25.search([Q_AGUA, Q_TALA], doc_depth=50, chunk_depth=200)
         real = TwoStage(bm25, vi, corpus, top_docs=2).search([Q_AGUA, Q_TALA], first, doc_depth=50, chunk_depth=200)

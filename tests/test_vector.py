@@ -13,24 +13,57 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
-import harness.retrieve.vector as vector_mod
+import harness.retrieve.vector.engines as engines_mod
+import harness.retrieve.vector.store as store_mod
+import harness.retrieve.vector.system as system_mod
 from harness.corpus.chunker import CHUNKERS, MdWordsChunker
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
-from harness.retrieve.base import QueryResult, collapse_to_documents
+from harness.ranking import Ranking, canonical_ranking
+from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.binary import CENTERED_BINARISATION, pack_centered
 from harness.retrieve.two_stage import TwoStage
 from harness.retrieve.vector import (
     EmbeddingCache,
     VectorIndex,
-    boundary_tie_summary,
+    VectorOptions,
     chronological_order,
+    open_vector_system,
     select_slice,
 )
 
 WORDS = "ley federal trabajo salud impuesto renta decreto norma reglamento acuerdo aviso".split()
+
+
+def collapse_to_documents(chunks: Ranking, chunk_doc: dict[str, str], depth: int | None = None) -> Ranking:
+    """Test oracle: documents ranked by their best chunk (first occurrence in the canonical chunk ranking)."""
+    seen: dict[str, float] = {}
+    for cid, score in chunks:
+        d = chunk_doc[cid]
+        if d not in seen:
+            seen[d] = score
+            if depth is not None and len(seen) >= depth:
+                break
+    return canonical_ranking(seen.items())
+
+
+def boundary_tie_summary(results) -> dict:
+    """Test helper: shares of queries whose top-k boundary falls in a tie, and of numpy fallbacks."""
+    n = len(results)
+
+    def share(key: str) -> float:
+        return sum(1 for r in results if r.flags.get(key)) / n if n else 0.0
+
+    return {
+        "n_queries": n,
+        "chunk_tie_share": share("chunk_tie_at_boundary"),
+        "doc_tie_share": share("doc_tie_at_boundary"),
+        "any_tie_share": share("tie_at_boundary"),
+        "knn_fallback_share": share("knn_fallback"),
+    }
 
 
 class FakeEmbedder:
@@ -193,7 +226,7 @@ def test_knn_ties_are_common_and_reported(knn_setup):
 def test_knn_cap_falls_back_to_numpy_and_says_so(knn_setup):
     corpus, emb, full, _ = knn_setup
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(vector_mod, "SQLITE_VEC_K_MAX", 6)
+        mp.setattr(engines_mod, "SQLITE_VEC_K_MAX", 6)
         for qb in ([0] * 8, [1, 0, 1, 1, 0, 0, 1, 0]):
             res = _check_against_reference(full, corpus, emb, qb, 4, 12, "sqlite-vec")
             assert res.flags["knn_fallback"] == "numpy"
@@ -262,7 +295,7 @@ def test_resume_after_a_kill_mid_embedding(tmp_path):
 def test_resume_after_a_kill_between_cache_and_index_commits(tmp_path, monkeypatch):
     db = make_db(tmp_path, _docs_with_duplicates(4))
     work = tmp_path / "work"
-    real_insert = vector_mod._insert_rows
+    real_insert = store_mod.insert_rows
     calls = {"n": 0}
 
     def dying_insert(conn, table, rows):
@@ -271,7 +304,7 @@ def test_resume_after_a_kill_between_cache_and_index_commits(tmp_path, monkeypat
             raise KeyboardInterrupt
         real_insert(conn, table, rows)
 
-    monkeypatch.setattr(vector_mod, "_insert_rows", dying_insert)
+    monkeypatch.setattr(store_mod, "insert_rows", dying_insert)
     first = FakeEmbedder(dim=16)
     with Corpus(db) as c:
         with pytest.raises(KeyboardInterrupt):
@@ -279,7 +312,7 @@ def test_resume_after_a_kill_between_cache_and_index_commits(tmp_path, monkeypat
         table = c.conn.execute("SELECT table_name FROM vector_indexes").fetchone()[0]
         assert n_rows(c, table) == (5, 5)
         n_total, n_unique = c.manifest.n_chunks, _unique_texts(c)
-    monkeypatch.setattr(vector_mod, "_insert_rows", real_insert)
+    monkeypatch.setattr(store_mod, "insert_rows", real_insert)
     second = FakeEmbedder(dim=16)
     with Corpus(db) as c:
         ix = VectorIndex.build(c, work, second, batch_chunks=5)
@@ -546,13 +579,10 @@ def test_faiss_missing_is_a_clear_input_error(knn_setup, monkeypatch):
 
 def test_open_vector_system_passes_the_faiss_backend(tmp_path, monkeypatch):
     pytest.importorskip("faiss")
-    import harness.retrieve.embed as embed_mod
-
     db = make_db(tmp_path, random_docs(4))
-    monkeypatch.setattr(embed_mod, "load_embedder", lambda *a, **k: FakeEmbedder(dim=8))
+    monkeypatch.setattr(system_mod, "load_embedder", lambda *a, **k: FakeEmbedder(dim=8))
     with Corpus(db) as c:
-        opts = SimpleNamespace(extra={"vector_backend": "faiss"})
-        ix = vector_mod.open_vector_system(c, tmp_path / "work", options=opts)
+        ix = open_vector_system(SystemContext(c, tmp_path / "work"), VectorOptions(backend="faiss"))
         assert ix.backend == "faiss"
         a = ix.search(["ley", "renta"], doc_depth=3, chunk_depth=6)
         assert _triples(a) == _triples(ix.search(["ley", "renta"], doc_depth=3, chunk_depth=6, backend="numpy"))
@@ -607,7 +637,7 @@ def test_centered_golden_index_and_query(tmp_path):
     with Corpus(db) as c:
         ctr = VectorIndex.build(c, tmp_path / "work", emb, binarize="centered")
         assert ctr.center.tolist() == GOLDEN_MEAN and ctr.center.dtype == np.float32
-        assert ctr.table == vector_mod._table_name("table", "t" * 64) + "_ctr"
+        assert ctr.table == store_mod.table_name("table", "t" * 64) + "_ctr"
         assert stored_bits(c, ctr.table) == {1: [12], 2: [224], 3: [51]}
         ids, bits = ctr.packed_bits()
         assert ids == ["a#0", "a#1", "b#0"] and bits[:, 0].tolist() == [12, 224, 51]
@@ -635,7 +665,7 @@ def test_centered_golden_index_and_query(tmp_path):
 
         # the default is sign bits, in the original table, next to the centred one
         sign = VectorIndex.build(c, tmp_path / "work", emb)
-        assert sign.table == vector_mod._table_name("table", "t" * 64) and sign.center is None
+        assert sign.table == store_mod.table_name("table", "t" * 64) and sign.center is None
         assert sign.build_stats["n_embedded"] == 0 and emb.n_texts == 3  # from the cache
         assert stored_bits(c, sign.table) == {1: [153], 2: [169], 3: [179]}
         assert sign.query_bits(["q"]).tolist() == [[155]]
@@ -799,7 +829,7 @@ def test_centered_resume_after_kills_equals_a_clean_build(tmp_path, monkeypatch)
         table = c.conn.execute("SELECT table_name FROM vector_indexes").fetchone()[0]
         assert n_rows(c, table) == (0, 0)  # nothing is binarised before the slice mean is known
     # killed while inserting (after the mean was recorded): resumes with the same mean
-    real_insert = vector_mod._insert_rows
+    real_insert = store_mod.insert_rows
     calls = {"n": 0}
 
     def dying_insert(conn, table, rows):
@@ -808,13 +838,13 @@ def test_centered_resume_after_kills_equals_a_clean_build(tmp_path, monkeypatch)
             raise KeyboardInterrupt
         real_insert(conn, table, rows)
 
-    monkeypatch.setattr(vector_mod, "_insert_rows", dying_insert)
+    monkeypatch.setattr(store_mod, "insert_rows", dying_insert)
     second = SkewedEmbedder(dim=16)
     with Corpus(db) as c:
         with pytest.raises(KeyboardInterrupt):
             VectorIndex.build(c, work, second, binarize="centered", batch_chunks=4)
         assert n_rows(c, table) == (4, 4)
-    monkeypatch.setattr(vector_mod, "_insert_rows", real_insert)
+    monkeypatch.setattr(store_mod, "insert_rows", real_insert)
     third = SkewedEmbedder(dim=16)
     with Corpus(db) as c:
         ix = VectorIndex.build(c, work, third, binarize="centered", batch_chunks=4)
@@ -840,33 +870,55 @@ def test_stale_weights_drop_both_binarisations(tmp_path):
 
 
 def test_open_vector_system_reads_binarize(tmp_path, monkeypatch):
-    import harness.retrieve.embed as embed_mod
-
     db = make_db(tmp_path, GOLDEN_DOCS)
     emb = TableEmbedder(GOLDEN_VECS, {"q": GOLDEN_QUERY})
-    monkeypatch.setattr(embed_mod, "load_embedder", lambda *a, **k: emb)
+    seen: list[str] = []
+    monkeypatch.setattr(system_mod, "load_embedder", lambda model, **k: seen.append(model) or emb)
     with Corpus(db) as c:
-        for extra, mode in (({}, "sign"), ({"binarize": None}, "sign"), ({"binarize": "centered"}, "centered")):
-            ix = vector_mod.open_vector_system(c, tmp_path / "work", options=SimpleNamespace(extra=extra))
+        for opts, mode in ((VectorOptions(), "sign"), (VectorOptions(binarize="centered"), "centered")):
+            ix = open_vector_system(SystemContext(c, tmp_path / "work"), opts)
             assert ix.binarize == mode and ix.config()["binarize"] == mode
-        with pytest.raises(HarnessInputError, match="binarize"):
-            vector_mod.open_vector_system(c, tmp_path / "work", options=SimpleNamespace(extra={"binarize": "x"}))
+    assert seen == ["wordllama-l2-supercat-256"] * 2  # the default model, by its id
+
+
+def test_vector_options_check_their_values():
+    assert VectorOptions(model=None).model == "wordllama-l2-supercat-256"
+    assert VectorOptions(index_fraction="0.5", until=None).index_fraction == 0.5
+    for bad, field in (
+        ({"binarize": "x"}, "binarize"),
+        ({"backend": "annoy"}, "backend"),
+        ({"index_fraction": 0}, "index_fraction"),
+        ({"index_fraction": 1.5}, "index_fraction"),
+        ({"until": "2024-13-01"}, "until"),
+        ({"index_fraction": 0.5, "until": "2024-01-01"}, "mutually exclusive"),
+        ({"k1": 1.2}, "k1"),
+    ):
+        with pytest.raises(ValidationError, match=field):
+            VectorOptions(**bad)
 
 
 # ------------------------------------------------------------------------------------------------------------------
 # the real corpus with the default model
 # ------------------------------------------------------------------------------------------------------------------
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "mx-leyes-dof"
-
 
 @pytest.mark.realcorpus
 def test_real_corpus_default_model_index(tmp_path):
-    if not REAL.is_dir():
-        pytest.skip(f"{REAL} absent")
+    """A quarter index, then the whole corpus (resumed), then centred bits. The embedding cache of the shared work
+    directory (``HARNESS_WORKDIR``, default ``.harness``) is copied in when it exists, so only a cold CI embeds."""
+    import os
+
+    from conftest import REAL_CORPUS, REPO
+
     from harness.retrieve.embed import load_embedder
 
-    db, manifest, _ = ingest(REAL, tmp_path / "work")
+    if not REAL_CORPUS.is_dir():
+        pytest.skip(f"{REAL_CORPUS} absent")
+    shared_cache = Path(os.environ.get("HARNESS_WORKDIR", REPO / ".harness")) / "embeddings" / "cache.sqlite"
+    if shared_cache.is_file():
+        (tmp_path / "work" / "embeddings").mkdir(parents=True)
+        shutil.copyfile(shared_cache, tmp_path / "work" / "embeddings" / "cache.sqlite")
+    db, manifest, _ = ingest(REAL_CORPUS, tmp_path / "work")
     emb = load_embedder()
     with Corpus(db) as c:
         t0 = time.perf_counter()

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._common import WORKDIR, _fail, app, console
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HarnessInputError
 
 
 @app.command()
@@ -49,12 +49,16 @@ def embed(
     shard_size: int = typer.Option(2048, help="Ray: chunks per shard (the unit of retry and resume)."),
 ) -> None:
     """Build or extend the binary vector index (cached, resumable)."""
+    from harness.cli.run import vector_options
     from harness.corpus.ingest import ingest as do_ingest
     from harness.corpus.store import Corpus
-    from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
+    from harness.retrieve.embed import load_embedder
     from harness.retrieve.vector import VectorIndex
 
     try:
+        opts = vector_options(model, index_fraction, until, "sqlite-vec", binarize)
+        if engine not in ("local", "ray"):
+            raise HarnessInputError(f"--engine: {engine!r} is not 'local' or 'ray'")
         db, _man, _created = do_ingest(corpus, workdir, progress=True)
         with Corpus(db) as cp:
             if engine == "ray":
@@ -63,29 +67,27 @@ def embed(
                 stats = ray_build(
                     cp,
                     workdir,
-                    model=model or DEFAULT_MODEL,
-                    index_fraction=index_fraction,
-                    until=until,
+                    model=opts.model,
+                    index_fraction=opts.index_fraction,
+                    until=opts.until,
                     workers=workers,
                     device=device,
                     shard_size=shard_size,
-                    binarize=binarize,
+                    binarize=opts.binarize,
                     progress=True,
                 )
                 console.print(stats)
                 return
-            if engine != "local":
-                raise HarnessError(f"--engine: {engine!r} is not 'local' or 'ray'")
-            emb = load_embedder(model or DEFAULT_MODEL, models_dir=workdir / "models")
+            emb = load_embedder(opts.model, models_dir=workdir / "models")
             idx = VectorIndex.build(
                 cp,
                 workdir,
                 emb,
-                index_fraction=index_fraction,
-                until=until,
+                index_fraction=opts.index_fraction,
+                until=opts.until,
                 progress=True,
                 batch_chunks=batch_chunks,
-                binarize=binarize,
+                binarize=opts.binarize,
             )
             cov = idx.coverage()
             st = idx.build_stats

@@ -9,14 +9,47 @@ from pathlib import Path
 import typer
 
 from harness.cli._common import RUNS_DIR, WORKDIR, _fail, app, console, err_console
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HarnessInputError
+
+
+def vector_options(model, index_fraction, until, backend, binarize):
+    """The ``vector`` options the CLI flags give (``--model``, ``--index-fraction``, ``--until``,
+    ``--vector-backend``, ``--binarize``), as a :class:`~harness.retrieve.vector.VectorOptions`.
+
+    Raises:
+        HarnessInputError: a value out of range, naming its flag (``--binarize: ...``).
+    """
+    from pydantic import ValidationError
+
+    from harness.retrieve.vector import VectorOptions
+
+    flags = {
+        "model": ("--model", model),
+        "index_fraction": ("--index-fraction", index_fraction),
+        "until": ("--until", until),
+        "backend": ("--vector-backend", backend),
+        "binarize": ("--binarize", binarize),
+    }
+    try:
+        return VectorOptions(**{k: v for k, (_flag, v) in flags.items()})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        flag = flags[str(err["loc"][0])][0] if err["loc"] else "--index-fraction/--until"
+        msg = err["msg"].removeprefix("Value error, ")
+        raise HarnessInputError(f"{flag}: {msg} (got {err.get('input')!r})") from None
 
 
 @app.command()
 def run(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
     goldset: Path = typer.Option(..., "--goldset", help="Dataset folder or JSONL."),
-    systems: str = typer.Option("bm25", help="Comma-separated: bm25, vector, rrf, rrf:k=K, wW, two-stage:S."),
+    systems: str = typer.Option(
+        "bm25",
+        help="Comma-separated system names: bm25, vector, vector:binarize=centered, fusions (rrf, rrf:k=K, wW and "
+        "the other methods of harness.retrieve.fusion.FUSIONS; of named inputs: rrf:bm25+mine, w0.6:bm25+vector), "
+        "two-stage:S, two-stage[reranker=py:FILE.py:ATTR]:S, and your own retriever as NAME=py:MODULE_OR_FILE.py:ATTR "
+        "(grammar: harness.retrieve.registry).",
+    ),
     workdir: Path = WORKDIR,
     runs_dir: Path = RUNS_DIR,
     run_id: str = typer.Option(None, "--run-id", help="Run record name (default: time-based, unique)."),
@@ -25,13 +58,20 @@ def run(
     clustering: str = typer.Option("components", help="components | first-document | none."),
     seed: int = typer.Option(0, help="Seed for bootstrap intervals."),
     bootstrap_reps: int = typer.Option(5000, "--bootstrap-reps", help="Cluster bootstrap replicates."),
-    model: str = typer.Option(None, help="Embedding model for the vector system (default: the packaged static model)."),
-    index_fraction: float = typer.Option(None, help="Vector index: chronological share of chunks to index."),
-    until: str = typer.Option(None, help="Vector index: index documents dated up to this ISO date."),
-    vector_backend: str = typer.Option(
-        "sqlite-vec", help="Hamming search engine: sqlite-vec, numpy or faiss (identical results; faiss is fastest)."
+    model: str = typer.Option(
+        None, help="Default embedding model of vector systems (default: the packaged static model; vector:model=M)."
     ),
-    binarize: str = typer.Option("sign", help="Vector bits: sign (value > 0) or centered (value > the slice's mean)."),
+    index_fraction: float = typer.Option(
+        None, help="Default vector index slice: chronological share of chunks (vector:index_fraction=F)."
+    ),
+    until: str = typer.Option(None, help="Default vector index slice: documents dated up to this ISO date."),
+    vector_backend: str = typer.Option(
+        "sqlite-vec",
+        help="Default Hamming search engine: sqlite-vec, numpy or faiss (identical results; vector:backend=B).",
+    ),
+    binarize: str = typer.Option(
+        "sign", help="Default vector bits: sign (value > 0) or centered (value > the slice's mean; vector:binarize=B)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run systems on a gold set over a corpus, print the tables and write a run record."""
@@ -39,27 +79,23 @@ def run(
     from harness.evaluation.pipeline import run as do_run
     from harness.evaluation.runs import load_run
     from harness.report.terminal import render_run
+    from harness.retrieve.names import split_systems
 
-    opts = RunOptions(
-        doc_depth=doc_depth,
-        chunk_depth=chunk_depth,
-        clustering=clustering,
-        seed=seed,
-        bootstrap_reps=bootstrap_reps,
-        extra={
-            "model": model,
-            "index_fraction": index_fraction,
-            "until": until,
-            "vector_backend": vector_backend,
-            "binarize": binarize,
-        },
-    )
     log = (lambda m: err_console.print(m, highlight=False)) if not as_json else None
     try:
+        vector = vector_options(model, index_fraction, until, vector_backend, binarize)
+        opts = RunOptions(
+            doc_depth=doc_depth,
+            chunk_depth=chunk_depth,
+            clustering=clustering,
+            seed=seed,
+            bootstrap_reps=bootstrap_reps,
+            system_defaults={"vector": vector},
+        )
         path = do_run(
             goldset,
             corpus,
-            systems.split(","),
+            split_systems(systems),
             workdir=workdir,
             runs_dir=runs_dir,
             run_id=run_id,

@@ -29,54 +29,30 @@ def known_item(
 ) -> None:
     """Label-free known-item evaluation (chunk-as-query, hit@1 micro/macro, ICC, DEFF) on a corpus."""
 
+    from harness.report.studies import render_known_item, render_sensitivity, render_study
     from harness.studies.known_item import run_chunk_size_sensitivity, run_known_item, run_study
 
+    common = dict(
+        query_words=query_words,
+        systems=systems,
+        workers=workers,
+        vector_model=model,
+        workdir=workdir,
+        overwrite=overwrite,
+        progress=True,
+    )
     try:
         sizes = _csv_ints(chunk_words, "--chunk-words")
         if len(sizes) > 1:
-            res = run_chunk_size_sensitivity(
-                corpus,
-                out,
-                sizes=sizes,
-                query_words=query_words,
-                systems=systems,
-                workers=workers,
-                vector_model=model,
-                workdir=workdir,
-                overwrite=overwrite,
-                progress=True,
-            )
+            shown = render_sensitivity(run_chunk_size_sensitivity(corpus, out, sizes=sizes, **common).rows)
         elif coverage:
-            res = run_study(
-                corpus,
-                out,
-                chunk_words=sizes[0],
-                query_words=query_words,
-                systems=systems,
-                reps=reps,
-                ks=_csv_ints(k, "--K"),
-                workers=workers,
-                vector_model=model,
-                workdir=workdir,
-                overwrite=overwrite,
-                progress=True,
-            )
+            res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=_csv_ints(k, "--K"), **common)
+            shown = render_study(res.known_item.summary, res.coverage)
         else:
-            res = run_known_item(
-                corpus,
-                out,
-                chunk_words=sizes[0],
-                query_words=query_words,
-                systems=systems,
-                workers=workers,
-                vector_model=model,
-                workdir=workdir,
-                overwrite=overwrite,
-                progress=True,
-            )
+            shown = render_known_item(run_known_item(corpus, out, chunk_words=sizes[0], **common).summary)
     except HarnessError as exc:
         _fail(exc)
-    console.print(res)
+    console.print(shown)
     console.print(f"outputs: {out}")
 
 

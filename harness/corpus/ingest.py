@@ -1,191 +1,117 @@
-"""Ingest a Markdown corpus (one file per document, optional ``metadata.jsonl``) into the corpus database.
+"""Ingest a Markdown corpus (one file per document, optional ``metadata.jsonl``; see :mod:`harness.corpus.source`)
+into the corpus database.
 
-``metadata.jsonl`` (one JSON object per document): required ``doc_id`` and ``path`` (relative to the corpus
-folder, inside it); optional ``title``, ``date`` (ISO), ``institution``, ``doc_type``, ``section`` or ``edition``,
-``collection``; other keys are kept in ``meta_json``. Without ``metadata.jsonl`` every ``**/*.md`` file is a
-document whose id is its path without the ``.md`` suffix.
+The database goes to ``<workdir>/corpora/<name>-<hash12>-<chunker_id>/corpus.db``. Guarantees:
 
-The database goes to ``<workdir>/corpora/<name>-<hash12>-<chunker_id>/corpus.db`` and is written to a temporary
-file first and renamed, so an interrupted ingest leaves nothing half written. Re-ingesting an unchanged corpus is a
-no-op (same hash, same chunker: the existing database is returned).
+* **Atomic.** It is written to ``.corpus.db.<pid>.tmp`` beside it first and renamed, so an interrupted ingest
+  leaves no half-written database; a temporary left by a killed ingest is removed by the next ingest of the same
+  corpus (:func:`harness.io.clean_stale_temporaries`: only when its process is gone).
+* **Serialised.** Ingests of the same corpus and chunker take the lock ``ingest.lock`` in that folder
+  (:func:`harness.io.file_lock`); a second process prints ``waiting for ... held by pid N`` on stderr, waits, and
+  then finds and reuses the first one's database (it is never replaced under a process reading it).
+* **Unchanged corpus: no-op.** Same hash, same chunker: the existing database is returned.
+* **Damaged database: rebuilt.** A ``corpus.db`` that is not a SQLite database, is corrupt, lacks its manifest or
+  disagrees with it (row counts) is named in one stderr line, removed with its SQLite journals (it is derived, and
+  this path is harness's own), and rebuilt from the corpus.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from collections.abc import Callable
+from pathlib import Path
 
-from harness.corpus.chunker import decode_source, get_chunker
-from harness.corpus.store import CorpusManifest, open_db, read_manifest, write_manifest
+import apsw
+
+from harness.corpus.chunker import Chunker, get_chunker
+from harness.corpus.source import CorpusSource, DocMeta, iter_document_chunks, scan_corpus
+from harness.corpus.store import DAMAGE_ERRORS, CorpusManifest, open_db, read_manifest, write_manifest
 from harness.errors import HarnessInputError
-from harness.io import canonical_json, read_jsonl
+from harness.io import clean_stale_temporaries, file_lock, stderr_notice
 from harness.progress import progress_bar
 
-__all__ = ["DocMeta", "CorpusSource", "scan_corpus", "ingest", "corpus_db_path", "DEFAULT_WORKDIR"]
+__all__ = [
+    "DEFAULT_WORKDIR",
+    "CorpusSource",
+    "DocMeta",
+    "corpus_db_path",
+    "database_problem",
+    "ingest",
+    "scan_corpus",
+]
 
 DEFAULT_WORKDIR = Path(".harness")
 
+LOCK_NAME = "ingest.lock"
+"""The lock file beside each ``corpus.db`` (never deleted; holding it is what counts)."""
 
-@dataclass
-class DocMeta:
-    """One document's metadata (``metadata.jsonl`` record or derived from its path)."""
-
-    doc_id: str
-    path: str
-    title: str | None = None
-    date: str | None = None
-    institution: str | None = None
-    doc_type: str | None = None
-    collection: str | None = None
-    section: str | None = None
-    words: int | None = None
-    extra: dict = field(default_factory=dict)
-    sha256: str = ""
-
-
-@dataclass
-class CorpusSource:
-    """A scanned corpus folder: its documents' metadata and hashes (nothing chunked yet)."""
-
-    root: Path
-    name: str
-    docs: list[DocMeta]
-    corpus_hash: str
-
-    @property
-    def corpus_id(self) -> str:
-        """``name@hash12``."""
-        return f"{self.name}@{self.corpus_hash[:12]}"
-
-    @property
-    def date_range(self) -> tuple[str | None, str | None]:
-        """(first, last) document date."""
-        dates = sorted(d.date for d in self.docs if d.date)
-        return (dates[0], dates[-1]) if dates else (None, None)
-
-
-_KNOWN = {"doc_id", "path", "title", "date", "institution", "doc_type", "collection", "section", "edition", "words"}
-
-
-def _safe_relpath(root: Path, rel: object, where: str) -> str:
-    if not isinstance(rel, str) or not rel:
-        raise HarnessInputError(f"{where}: field path: must be a non-empty string")
-    p = PurePosixPath(rel)
-    if p.is_absolute() or ".." in p.parts or "\\" in rel:
-        raise HarnessInputError(f"{where}: field path: {rel!r} escapes the corpus directory")
-    full = (root / rel).resolve()
-    if not full.is_relative_to(root.resolve()):
-        raise HarnessInputError(f"{where}: field path: {rel!r} escapes the corpus directory")
-    if not full.is_file():
-        raise HarnessInputError(f"{where}: field path: {rel!r} does not exist")
-    return rel
-
-
-def _read_metadata(root: Path) -> list[DocMeta]:
-    meta_path = root / "metadata.jsonl"
-    docs: list[DocMeta] = []
-    seen_ids: dict[str, int] = {}
-    seen_paths: dict[str, int] = {}
-    for line, obj in read_jsonl(meta_path):
-        where = f"{meta_path}:{line}"
-        doc_id = obj.get("doc_id")
-        if isinstance(doc_id, int) and not isinstance(doc_id, bool):
-            doc_id = str(doc_id)
-        if not isinstance(doc_id, str) or not doc_id.strip():
-            raise HarnessInputError(f"{where}: field doc_id: missing or not a string")
-        if doc_id in seen_ids:
-            raise HarnessInputError(f"{where}: field doc_id: duplicate {doc_id!r} (first at line {seen_ids[doc_id]})")
-        seen_ids[doc_id] = line
-        rel = _safe_relpath(root, obj.get("path"), f"{where}: record {doc_id}")
-        if rel in seen_paths:
-            first = seen_paths[rel]
-            raise HarnessInputError(f"{where}: record {doc_id}: field path: {rel!r} already used at line {first}")
-        seen_paths[rel] = line
-        date = obj.get("date")
-        if date is not None:
-            try:
-                dt.date.fromisoformat(str(date))
-            except ValueError:
-                raise HarnessInputError(f"{where}: record {doc_id}: field date: {date!r} is not an ISO date") from None
-        docs.append(
-            DocMeta(
-                doc_id=doc_id,
-                path=rel,
-                title=obj.get("title"),
-                date=date,
-                institution=obj.get("institution"),
-                doc_type=obj.get("doc_type"),
-                collection=obj.get("collection"),
-                section=obj.get("section", obj.get("edition")),
-                words=obj.get("words"),
-                extra={k: v for k, v in obj.items() if k not in _KNOWN},
-            )
-        )
-    return docs
-
-
-def _discover(root: Path) -> list[DocMeta]:
-    docs = []
-    for p in sorted(root.rglob("*.md")):
-        rel = p.relative_to(root).as_posix()
-        if rel in ("SOURCE.md", "README.md"):
-            continue
-        docs.append(DocMeta(doc_id=rel[: -len(".md")], path=rel))
-    return docs
-
-
-def scan_corpus(corpus_dir: str | Path, *, name: str | None = None) -> CorpusSource:
-    """Read metadata and hash every document (no chunking).
-
-    Args:
-        corpus_dir: the corpus folder.
-        name: corpus name; default the folder's name.
-
-    Returns:
-        A :class:`CorpusSource` whose ``corpus_hash`` is sha256 over the sorted per-document hashes, each
-        ``sha256(canonical_json(metadata) + "\\0" + file bytes)``.
-
-    Raises:
-        HarnessInputError: missing folder, malformed or inconsistent ``metadata.jsonl`` (duplicate doc_id, a path
-            that escapes the folder or does not exist), no documents.
-    """
-    root = Path(corpus_dir)
-    if not root.is_dir():
-        raise HarnessInputError(f"{root}: corpus directory not found")
-    docs = _read_metadata(root) if (root / "metadata.jsonl").exists() else _discover(root)
-    if not docs:
-        raise HarnessInputError(f"{root}: empty corpus (no documents)")
-    hashes = []
-    for d in docs:
-        h = hashlib.sha256()
-        meta = {
-            "doc_id": d.doc_id,
-            "path": d.path,
-            "title": d.title,
-            "date": d.date,
-            "institution": d.institution,
-            "doc_type": d.doc_type,
-            "collection": d.collection,
-            "section": d.section,
-            **d.extra,
-        }
-        h.update(canonical_json(meta).encode("utf-8") + b"\0")
-        h.update((root / d.path).read_bytes())
-        d.sha256 = h.hexdigest()
-        hashes.append(d.sha256)
-    corpus_hash = hashlib.sha256("\n".join(sorted(hashes)).encode("ascii")).hexdigest()
-    return CorpusSource(root=root, name=name or root.resolve().name, docs=docs, corpus_hash=corpus_hash)
+_SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
 
 
 def corpus_db_path(workdir: str | Path, source: CorpusSource, chunker_id: str) -> Path:
     """Where the database of ``source`` chunked by ``chunker_id`` lives under ``workdir``."""
     return Path(workdir) / "corpora" / f"{source.name}-{source.corpus_hash[:12]}-{chunker_id}" / "corpus.db"
+
+
+def database_problem(db_path: str | Path) -> tuple[CorpusManifest | None, str | None]:
+    """Open an existing corpus database and check it.
+
+    Checks: SQLite reads it (not ``NotADBError``, ``CorruptError``, or a missing table), its manifest is there and
+    parses, the ``documents`` and ``chunks`` row counts equal the manifest's, and SQLite's ``PRAGMA quick_check``
+    passes (every b-tree page of every table and index is read and checked: 0.2 s warm, 1.3 s from a cold page
+    cache on the real 102 MB database). It is opened read-only; when a killed writer left a hot journal (read-only:
+    ``ReadOnlyError``), it is opened read-write once so that SQLite rolls the journal back.
+
+    Returns:
+        ``(manifest, None)`` when it is usable, ``(None, problem)`` when it is damaged (``problem``: one phrase).
+
+    Raises:
+        HarnessInputError: it cannot be checked now (busy for longer than the busy timeout, locked, an I/O error,
+            or a hot journal in a read-only folder); nothing is removed then.
+    """
+    for readonly in (True, False):
+        try:
+            conn = open_db(db_path, readonly=readonly)
+        except apsw.Error as exc:
+            raise HarnessInputError(f"{db_path}: cannot open the corpus database ({exc})") from None
+        try:
+            manifest = read_manifest(conn)
+            if manifest is None:
+                return None, "no manifest (an incomplete database)"
+            n_docs = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+            n_chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            check = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if check != "ok":
+                return None, f"quick_check: {check}"
+            break
+        except apsw.ReadOnlyError as exc:
+            if not readonly:
+                raise HarnessInputError(f"{db_path}: cannot recover the corpus database ({exc})") from None
+        except DAMAGE_ERRORS as exc:
+            return None, f"{type(exc).__name__}: {exc}"
+        except (TypeError, ValueError) as exc:
+            return None, f"unreadable manifest ({exc})"
+        except apsw.Error as exc:
+            raise HarnessInputError(f"{db_path}: cannot read the corpus database now ({exc}); try again") from None
+        finally:
+            conn.close()
+    if (n_docs, n_chunks) != (manifest.n_documents, manifest.n_chunks):
+        return None, (
+            f"{n_docs} documents and {n_chunks} chunks stored, the manifest says {manifest.n_documents} and "
+            f"{manifest.n_chunks}"
+        )
+    return manifest, None
+
+
+def _remove_database(db_path: Path) -> None:
+    """Delete a derived database and its SQLite journals (a hot journal beside a new file would corrupt it)."""
+    for p in (db_path, *(db_path.with_name(db_path.name + s) for s in _SQLITE_SIDE_FILES)):
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
 
 
 def ingest(
@@ -195,8 +121,9 @@ def ingest(
     chunker_id: str = "md-words-v1",
     name: str | None = None,
     progress: bool = False,
+    log: Callable[[str], None] | None = None,
 ) -> tuple[Path, CorpusManifest, bool]:
-    """Ingest (or find the existing ingest of) a corpus.
+    """Ingest (or find the existing ingest of) a corpus (guarantees: the module docstring).
 
     Args:
         corpus_dir: corpus folder (read-only access suffices).
@@ -204,39 +131,56 @@ def ingest(
         chunker_id: a registered chunker id.
         name: corpus name (default: folder name).
         progress: show a rich progress bar.
+        log: receives one-line notices (waiting for the lock, a damaged database rebuilt, stale temporaries
+            removed); default: lines on stderr.
 
     Returns:
         ``(db_path, manifest, created)``; ``created`` is False when an identical ingest already existed.
 
     Raises:
-        HarnessInputError: see :func:`scan_corpus`; a document that is not UTF-8.
+        HarnessInputError: see :func:`~harness.corpus.source.scan_corpus`; a document that is not UTF-8; the work
+            directory cannot be written and holds no usable ingest of this corpus.
     """
     t0 = time.perf_counter()
+    say = log or stderr_notice
     chunker = get_chunker(chunker_id)
     source = scan_corpus(corpus_dir, name=name)
     db_path = corpus_db_path(workdir, source, chunker.chunker_id)
-    if db_path.exists():
-        conn = open_db(db_path, readonly=True)
+    with contextlib.ExitStack() as held:
         try:
-            existing = read_manifest(conn)
-        finally:
-            conn.close()
-        if existing is not None and existing.corpus_hash == source.corpus_hash:
-            return db_path, existing, False
-    db_path.parent.mkdir(parents=True, exist_ok=True)
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            held.enter_context(file_lock(db_path.parent / LOCK_NAME, log=say))
+        except OSError as exc:  # a read-only work directory can still serve an ingest made earlier
+            existing = database_problem(db_path)[0] if db_path.exists() else None
+            if existing is not None and existing.corpus_hash == source.corpus_hash:
+                return db_path, existing, False
+            raise HarnessInputError(
+                f"{db_path.parent}: cannot write the work directory ({exc.strerror or exc}); choose another --workdir"
+            ) from None
+        clean_stale_temporaries(db_path.parent, log=say)
+        if db_path.exists():
+            existing, problem = database_problem(db_path)
+            if existing is not None and existing.corpus_hash == source.corpus_hash:
+                return db_path, existing, False
+            if problem is not None:
+                say(f"{db_path}: damaged corpus database ({problem}); removing it and rebuilding it from {corpus_dir}")
+                _remove_database(db_path)
+        return db_path, _build(source, chunker, db_path, progress=progress, t0=t0), True
+
+
+def _build(source: CorpusSource, chunker: Chunker, db_path: Path, *, progress: bool, t0: float) -> CorpusManifest:
+    """Write the database of ``source`` to a temporary beside ``db_path`` and rename it into place."""
     tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
+    for p in (tmp, *(tmp.with_name(tmp.name + s) for s in _SQLITE_SIDE_FILES)):
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
     try:
         conn = open_db(tmp, create=True)
         n_chunks = 0
         n_words = 0
         rowid = 0
         with progress_bar("ingest", len(source.docs), enabled=progress) as bar, conn:
-            for d in source.docs:
-                full = source.root / d.path
-                text = decode_source(full.read_bytes(), origin=str(full))
-                chunks = chunker.chunk(d.doc_id, text)
+            for d, chunks in iter_document_chunks(source, chunker):
                 rows = []
                 for c in chunks:
                     rowid += 1
@@ -299,4 +243,4 @@ def ingest(
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
-    return db_path, manifest, True
+    return manifest

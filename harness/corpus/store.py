@@ -27,6 +27,13 @@ from harness.errors import HarnessInputError
 
 SCHEMA_VERSION = 1
 
+BUSY_TIMEOUT_MS = 30_000
+"""How long a connection waits for another process's write lock before SQLite reports ``BusyError``."""
+
+DAMAGE_ERRORS = (apsw.NotADBError, apsw.CorruptError, apsw.SQLError)
+"""SQLite errors that mean a file is not (or no longer) a corpus database (not a database, corrupt pages, a missing
+table); busy, locked or I/O errors do not."""
+
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS documents(
   doc_id TEXT PRIMARY KEY, path TEXT NOT NULL, title TEXT, date TEXT, institution TEXT, doc_type TEXT,
@@ -94,7 +101,7 @@ def open_db(path: str | Path, *, readonly: bool = False, create: bool = False) -
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     conn.enable_load_extension(False)
-    conn.setbusytimeout(30_000)
+    conn.setbusytimeout(BUSY_TIMEOUT_MS)
     if create and not readonly:
         conn.execute(SCHEMA_SQL)
     return conn
@@ -144,13 +151,24 @@ class Corpus:
         path: the database file.
         conn: an apsw connection with sqlite-vec loaded (read-write so vector indexes can be added).
         manifest: the :class:`CorpusManifest`.
+
+    Raises:
+        HarnessInputError: missing, damaged (not a database, corrupt) or incomplete database, naming the file.
     """
 
     def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = Path(path)
         self.conn = open_db(self.path, readonly=readonly)
-        manifest = read_manifest(self.conn)
+        try:
+            manifest = read_manifest(self.conn)
+        except DAMAGE_ERRORS as exc:
+            self.conn.close()
+            raise HarnessInputError(
+                f"{self.path}: damaged corpus database ({type(exc).__name__}: {exc}); it is derived: "
+                "`harness ingest` removes and rebuilds it"
+            ) from None
         if manifest is None:
+            self.conn.close()
             raise HarnessInputError(f"{self.path}: not a complete corpus database (no manifest)")
         self.manifest = manifest
         self._documents: dict[str, DocumentRow] | None = None

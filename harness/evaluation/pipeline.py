@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from harness import __version__
 from harness.corpus.chunker import CHUNKERS
@@ -30,6 +32,7 @@ from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
 from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
 from harness.retrieve.base import QueryResult
+from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
 from harness.stats import all_intervals, cr2
 
 DEFAULT_DOC_DEPTH = 50
@@ -44,7 +47,18 @@ NO_EVIDENCE_NOTE = (
 
 @dataclass
 class RunOptions:
-    """Options of a run (recorded in the manifest)."""
+    """Options of a run (recorded in the manifest).
+
+    Attributes:
+        doc_depth, chunk_depth: ranking depths (documents 50, chunks 200).
+        ks: the cut-offs of the @k metrics.
+        clustering: question clustering (``components``, ``first-document``, ``none``).
+        seed, bootstrap_reps, level: of the intervals.
+        system_defaults: ``{kind: typed options}``, the defaults of every system of that kind in the run (e.g.
+            ``{"vector": VectorOptions(binarize="centered")}``; a name's own options override them;
+            :mod:`harness.retrieve.registry`). Each system's resolved options are recorded in the manifest's
+            ``system_options``.
+    """
 
     doc_depth: int = DEFAULT_DOC_DEPTH
     chunk_depth: int = DEFAULT_CHUNK_DEPTH
@@ -53,7 +67,7 @@ class RunOptions:
     seed: int = 0
     bootstrap_reps: int = 5000
     level: float = 0.95
-    extra: dict = field(default_factory=dict)
+    system_defaults: Mapping[str, BaseModel] = field(default_factory=dict)
 
 
 def cr2_df(cluster_labels: Sequence[str]) -> float | None:
@@ -225,7 +239,7 @@ def score_results(
 def run(
     goldset_path: str | Path,
     corpus_dir: str | Path,
-    systems: Sequence[str],
+    systems: Sequence[str] | SystemPlan,
     *,
     workdir: str | Path = ".harness",
     runs_dir: str | Path = "runs",
@@ -239,11 +253,13 @@ def run(
     Args:
         goldset_path: dataset folder or JSONL.
         corpus_dir: the corpus folder (read-only access suffices).
-        systems: names such as ``bm25``, ``vector``, ``rrf``, ``w0.5``, ``two-stage:rrf``.
+        systems: names such as ``bm25``, ``vector``, ``vector:binarize=centered``, ``rrf``, ``rrf:bm25+mine``,
+            ``w0.5``, ``two-stage:rrf``, ``mine=py:plugins/mine.py:Mine`` (:mod:`harness.retrieve.registry`), or a
+            :class:`~harness.retrieve.registry.SystemPlan` (a replay: :meth:`SystemPlan.from_record`).
         workdir: derived files (database, indexes, caches).
         runs_dir: where the run record goes.
         run_id: folder name (default: time-based); an existing id is refused.
-        options: depths, ks, clustering, seed.
+        options: depths, ks, clustering, seed, system defaults.
         progress: show progress bars.
         log: a callable receiving one-line progress messages.
 
@@ -253,9 +269,8 @@ def run(
     Raises:
         HarnessInputError: unusable input (see :func:`check_goldset_against_corpus`, ingest, unknown system).
     """
-    from harness.retrieve.registry import SystemSet
-
     options = options or RunOptions()
+    plan = plan_systems(systems, defaults=options.system_defaults)
     say = log or (lambda _m: None)
     timings: dict[str, float] = {}
     run_id = run_id or default_run_id()
@@ -278,10 +293,10 @@ def run(
     corpus = Corpus(db_path)
     try:
         check_goldset_against_corpus(goldset, corpus)
-        sysset = SystemSet(systems, corpus, Path(workdir), options=options, progress=progress, log=say)
+        sysset = SystemSet(plan, corpus, Path(workdir), progress=progress, log=say)
         queries = [r.question for r in goldset.records]
         qids = [r.qid for r in goldset.records]
-        results = sysset.search_all(queries, qids)
+        results = sysset.search_all(queries, qids, doc_depth=options.doc_depth, chunk_depth=options.chunk_depth)
         timings.update(sysset.timings)
         t1 = time.perf_counter()
         rows, summary, clusters_info = score_results(
@@ -306,6 +321,7 @@ def run(
             corpus={**cmanifest.to_dict(), "db": str(db_path)},
             system_configs=sysset.configs(),
             extra={
+                "system_options": plan.record(),
                 "coverage": sysset.coverage_info(goldset),
                 "timings_s": timings,
                 "index_bytes": sysset.index_bytes(),

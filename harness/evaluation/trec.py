@@ -15,7 +15,8 @@ import json
 from pathlib import Path
 
 from harness.errors import HarnessInputError
-from harness.retrieve.base import QueryResult, sort_ranking
+from harness.ranking import sort_ranking
+from harness.retrieve.base import QueryResult
 
 
 def _pairs(value, where: str, field: str) -> list[tuple[str, float]]:

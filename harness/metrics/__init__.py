@@ -1,7 +1,8 @@
 """Per-question retrieval metrics over one canonical ranking, and their means over a whole gold set.
 
 Every metric of the project is computed here, from one canonical ranking per (system, question, level):
-:func:`canonical_ranking` (score descending, then id ascending) is the project's single tie rule.
+:func:`~harness.ranking.canonical_ranking` (score descending, then id ascending; re-exported here) is the project's
+single tie rule.
 
 The registry :data:`METRICS` maps each metric *family* to its level, whether it takes ``@k``, its compute function
 (one small function per family, in :mod:`~harness.metrics.documents` and :mod:`~harness.metrics.evidence`, in the
@@ -53,16 +54,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness.errors import MetricError
 from harness.metrics import documents, evidence, precision
-from harness.metrics.relevance import (
-    ChunkJudgement,
-    Clamp,
-    DocumentJudgement,
-    Level,
-    MetricError,
-    canonical_ranking,
-    positive_int,
-)
+from harness.metrics.relevance import ChunkJudgement, Clamp, DocumentJudgement, Level, positive_int
+from harness.ranking import canonical_ranking
 
 if TYPE_CHECKING:  # annotations only: importing the pydantic schema would slow every CLI start (~0.1 s)
     from harness.goldset.schema import GoldRecord

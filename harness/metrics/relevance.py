@@ -11,18 +11,17 @@ Relevance (see :mod:`harness.goldset.schema`): a gold document is *satisfied* at
 ``ndcg``, ``precision``). Alternatives do not apply to evidence chunks: an alternative document's chunks are not
 evidence.
 
-:func:`canonical_ranking` is the project's one tie rule (score descending, then id ascending); it lives here until
-it moves to ``harness/ranking.py`` and stays importable from :mod:`harness.metrics`.
+Rankings are made canonical by :func:`harness.ranking.canonical_ranking`, the project's one tie rule (score
+descending, then id ascending).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from harness.errors import HarnessInputError
+from harness.ranking import Ranking, canonical_ranking
 
 if TYPE_CHECKING:  # annotations only (see harness.metrics)
     from harness.goldset.schema import GoldRecord
@@ -33,61 +32,17 @@ __all__ = [
     "DocumentJudgement",
     "GoldTargets",
     "Level",
-    "MetricError",
-    "Ranking",
-    "canonical_ranking",
     "credited_ranks",
     "gold_targets",
     "positive_int",
     "rank_map",
 ]
 
-Ranking = list[tuple[str, float]]
-"""A canonical ranking: ``(id, score)`` pairs, score descending then id ascending, ids distinct."""
-
 Level = Literal["docs", "chunks"]
 """The ranking a metric reads: ``"docs"`` (document ranking) or ``"chunks"`` (chunk ranking)."""
 
 GoldTargets = dict[str, tuple[int, tuple[str, ...]]]
 """``{gold doc id: (grade 1 or 2, ids that satisfy it: itself, then its alternatives)}``."""
-
-
-class MetricError(HarnessInputError, ValueError):
-    """Unusable metric input: an unknown metric id, a NaN score, results that cannot be aggregated (exit 2)."""
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The tie rule
-
-
-def canonical_ranking(items: Iterable[tuple[str | int, float]], depth: int | None = None) -> Ranking:
-    """The project's one canonical ranking: score descending, then id ascending (string comparison).
-
-    Args:
-        items: ``(id, score)`` pairs in any order, higher score better; ids may be ``int`` or ``str``.
-        depth: keep the first ``depth`` entries (``None``: all). Must be >= 0.
-
-    Returns:
-        A new list of ``(str(id), float(score))``. An id that occurs more than once keeps its best (highest)
-        score, i.e. its first occurrence in canonical order. The input is not modified.
-
-    Raises:
-        MetricError: a score is NaN.
-        ValueError: ``depth`` is negative or not an int.
-    """
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
-        raise ValueError(f"canonical_ranking: depth must be an int >= 0 or None, got {depth!r}")
-    best: dict[str, float] = {}
-    for item_id, score in items:
-        key = str(item_id)
-        s = float(score)
-        if math.isnan(s):
-            raise MetricError(f"canonical_ranking: score of id {key!r} is NaN")
-        prev = best.get(key)
-        if prev is None or s > prev:
-            best[key] = s
-    ranking = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ranking if depth is None else ranking[:depth]
 
 
 # --------------------------------------------------------------------------------------------------------------

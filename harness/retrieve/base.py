@@ -1,16 +1,33 @@
-"""The retriever seam: every system returns, per query, a document ranking and a chunk ranking.
+"""The retriever seam: every system returns, per query, a document ranking, a chunk ranking, or both.
 
 Rankings are lists of ``(id, score)`` with higher scores better, in the project's canonical order (score
-descending, then id ascending; :func:`harness.metrics.canonical_ranking`).
+descending, then id ascending; :mod:`harness.ranking`). Document ids are the corpus's ``doc_id``s, chunk ids
+``<doc_id>#<index>`` under the corpus's chunker.
+
+The protocol a system implements (and a user's own retriever given as ``--systems mine=py:MODULE:ATTR``,
+:mod:`harness.retrieve.plugin`)::
+
+    class MyRetriever:
+        def search(self, queries, *, doc_depth, chunk_depth):   # -> list[QueryResult], one per query, same order
+            ...
+        def config(self):                                       # -> dict, recorded in the run manifest
+            ...
+
+``QueryResult.docs`` or ``.chunks`` is ``None`` at a level the system does not rank; a system may return at most
+``doc_depth`` documents and ``chunk_depth`` chunks (more are cut). Scores must be real numbers (NaN is refused).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from pathlib import Path
+from typing import Protocol, runtime_checkable
 
-Ranking = list[tuple[str, float]]
+from harness.corpus.store import Corpus
+from harness.ranking import Ranking
+
+__all__ = ["QueryResult", "Ranking", "Reranker", "Retriever", "SystemContext"]
 
 
 @dataclass
@@ -28,13 +45,12 @@ class QueryResult:
     flags: dict = field(default_factory=dict)
 
 
+@runtime_checkable
 class Retriever(Protocol):
-    """A retrieval system evaluated by the harness."""
-
-    name: str
+    """A retrieval system evaluated by the harness (see the module docstring)."""
 
     def search(self, queries: Sequence[str], *, doc_depth: int, chunk_depth: int) -> list[QueryResult]:
-        """Rank documents and chunks for each query (same order as ``queries``)."""
+        """Rank documents and/or chunks for each query (same order as ``queries``)."""
         ...
 
     def config(self) -> dict:
@@ -42,27 +58,27 @@ class Retriever(Protocol):
         ...
 
 
-def sort_ranking(items: Iterable[tuple[str, float]]) -> Ranking:
-    """Sort ``(id, score)`` pairs by score descending, then id ascending (the project's one tie rule)."""
-    return sorted(((str(i), float(s)) for i, s in items), key=lambda x: (-x[1], x[0]))
+@runtime_checkable
+class Reranker(Protocol):
+    """A cross-encoder seam: one relevance score per ``(query, passage)`` pair, higher better."""
+
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> Sequence[float]:
+        """Scores, one per pair, in the pairs' order."""
+        ...
 
 
-def collapse_to_documents(chunks: Ranking, chunk_doc: dict[str, str], depth: int | None = None) -> Ranking:
-    """Rank documents by their best chunk (first occurrence in the canonical chunk ranking).
+@dataclass
+class SystemContext:
+    """What a system factory of the registry (:mod:`harness.retrieve.registry`) may use to build its system.
 
-    Args:
-        chunks: a canonical chunk ranking.
-        chunk_doc: ``{chunk_id: doc_id}``.
-        depth: keep at most this many documents.
-
-    Returns:
-        ``[(doc_id, score of its best chunk)]`` in canonical order.
+    Attributes:
+        corpus: the open corpus of the run (read-write: vector indexes are tables in its database).
+        workdir: derived files (indexes, embedding cache, extracted models).
+        progress: show progress bars while building.
+        log: receives one-line messages (``"bm25: indexes loaded in 0.3 s"``).
     """
-    seen: dict[str, float] = {}
-    for cid, score in chunks:
-        d = chunk_doc[cid]
-        if d not in seen:
-            seen[d] = score
-            if depth is not None and len(seen) >= depth:
-                break
-    return sort_ranking(seen.items())
+
+    corpus: Corpus
+    workdir: Path
+    progress: bool = False
+    log: Callable[[str], None] = field(default=lambda _m: None)

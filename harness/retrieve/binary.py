@@ -41,7 +41,6 @@ computes it with ``numpy.bitwise_count`` (numpy >= 2.0) over 64-bit words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -62,8 +61,6 @@ __all__ = [
     "unpack_bits",
     "convert_packed",
     "hamming_distances",
-    "top_k_exact",
-    "id_rank",
 ]
 
 BIT_ORDER = "lsb-first"
@@ -262,34 +259,3 @@ def hamming_distances(queries: np.ndarray, base: np.ndarray, *, block_rows: int 
         x = np.bitwise_xor(qw[:, None, :], blk[None, :, :])
         out[:, start : start + blk.shape[0]] = np.bitwise_count(x).sum(axis=-1, dtype=np.int32)
     return out[0] if single else out
-
-
-def id_rank(ids: Sequence[str]) -> np.ndarray:
-    """Position of each id in ascending string order (Python ``str`` comparison), ``int64`` of shape ``(n,)``."""
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    rank = np.empty(len(ids), dtype=np.int64)
-    rank[order] = np.arange(len(ids), dtype=np.int64)
-    return rank
-
-
-def top_k_exact(dist: np.ndarray, rank: np.ndarray, k: int) -> tuple[np.ndarray, bool]:
-    """Exact top ``k`` under (distance ascending, id ascending), and whether the boundary falls in a tie.
-
-    Args:
-        dist: ``(n,)`` distances (any real dtype).
-        rank: ``(n,)`` int, each item's id rank (:func:`id_rank`); breaks distance ties.
-        k: depth (``>= 0``).
-
-    Returns:
-        ``(indices, tie_at_boundary)``: at most ``k`` indices into ``dist`` in canonical order, and ``True`` when
-        some item left out has the same distance as the last item kept (the cut was decided by the id rule).
-    """
-    n = dist.shape[0]
-    if k <= 0 or n == 0:
-        return np.empty(0, dtype=np.int64), False
-    if n <= k:
-        return np.lexsort((rank, dist)).astype(np.int64), False
-    kth = np.partition(dist, k - 1)[k - 1]
-    cand = np.flatnonzero(dist <= kth)
-    order = np.lexsort((rank[cand], dist[cand]))
-    return cand[order[:k]].astype(np.int64), bool(cand.size > k)

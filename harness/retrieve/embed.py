@@ -33,7 +33,6 @@ import json
 import os
 import shutil
 import tempfile
-import time
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,7 +49,6 @@ __all__ = [
     "Embedder",
     "load_embedder",
     "model_fingerprint",
-    "measure_throughput",
 ]
 
 DEFAULT_MODEL = "wordllama-l2-supercat-256"
@@ -373,25 +371,3 @@ def load_embedder(
     if bs <= 0:
         raise HarnessInputError(f"batch_size must be positive, got {bs}")
     return Embedder(st, model_id=model_id, source=source, batch_size=bs, device=device)
-
-
-def measure_throughput(embedder: Embedder, texts: Sequence[str], *, repeats: int = 1) -> dict:
-    """Passage-embedding throughput on ``texts`` (best of ``repeats`` runs, after one warm-up batch).
-
-    Returns:
-        ``{"n_texts", "seconds", "texts_per_second", "model_id", "batch_size"}``.
-    """
-    texts = list(texts)
-    embedder.embed_passages(texts[: embedder.batch_size])
-    best = float("inf")
-    for _ in range(max(1, repeats)):
-        t0 = time.perf_counter()
-        embedder.embed_passages(texts)
-        best = min(best, time.perf_counter() - t0)
-    return {
-        "n_texts": len(texts),
-        "seconds": round(best, 4),
-        "texts_per_second": round(len(texts) / best, 1) if best > 0 else float("inf"),
-        "model_id": embedder.model_id,
-        "batch_size": embedder.batch_size,
-    }

@@ -9,7 +9,7 @@ Pipeline
 1. **Recover.** Shard files left by an earlier run that stopped after its workers finished but before the merge
    (``<workdir>/embeddings/ray/<model key>/shard-*.npz``) are merged into the embedding cache first.
 2. **Plan (driver).** The chunks of the slice (whole corpus, ``index_fraction`` or ``until``, as
-   :func:`harness.retrieve.vector.select_slice`) whose text hash has no vector in the cache for this (model id,
+   :func:`harness.retrieve.vector.slices.select_slice`) whose text hash has no vector in the cache for this (model id,
    weights sha256, chunker id) are listed once per distinct text (first rowid) in rowid order and cut into shards of
    ``shard_size`` rowids. Only rowids travel through Ray's object store.
 3. **Embed (workers).** ``ray.data.from_items(shards).map_batches(_ShardEmbedder, compute=ActorPoolStrategy(size=
@@ -23,7 +23,7 @@ Pipeline
    ``gpus_per_worker`` GPUs.
 4. **Merge (driver).** Each shard file is checked (model id, weights sha256, shapes, the stored bits equal the signs
    of the stored vectors) and its vectors are written to the embedding cache
-   (:meth:`harness.retrieve.vector.EmbeddingCache.put_many`, one transaction per shard); the file is then deleted.
+   (:meth:`harness.retrieve.vector.cache.EmbeddingCache.put_many`, one transaction per shard); the file is then deleted.
 5. **Index.** :meth:`harness.retrieve.vector.VectorIndex.build` then finds every vector in the cache and inserts the
    packed bits (``binarize="sign"`` or ``"centered"``, the index's own rule applied to the cached floats) into
    sqlite-vec exactly as a single-process build does (same table, record, rowids and ``doc_pos``),
@@ -318,7 +318,7 @@ def ray_build(
         corpus: an open, writable :class:`~harness.corpus.store.Corpus`.
         workdir: the work directory (embedding cache, models, shard files).
         model: embedder name (default the packaged static model; see :func:`harness.retrieve.embed.load_embedder`).
-        index_fraction, until: the chronological slice (see :func:`harness.retrieve.vector.select_slice`).
+        index_fraction, until: the chronological slice (see :func:`harness.retrieve.vector.slices.select_slice`).
         workers: Ray actors (>= 1).
         device: ``"cpu"`` or a CUDA device (``"cuda"``): GPU actors.
         cpus_per_worker: CPUs (and torch threads) per CPU actor.
@@ -342,7 +342,9 @@ def ray_build(
         HarnessInputError: Ray missing, a bad argument, a shard from another model.
     """
     from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
-    from harness.retrieve.vector import EmbeddingCache, VectorIndex, select_slice
+    from harness.retrieve.vector.cache import EmbeddingCache
+    from harness.retrieve.vector.slices import select_slice
+    from harness.retrieve.vector.system import VectorIndex
 
     t_start = time.perf_counter()
     if workers < 1:

@@ -51,15 +51,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness.errors import HarnessInputError
-from harness.metrics import canonical_ranking
-from harness.retrieve.base import QueryResult, Ranking
+from harness.ranking import Ranking, canonical_ranking
+from harness.retrieve.base import QueryResult, Reranker
 from harness.retrieve.binary import hamming_distances, pack_signs
-from harness.retrieve.fusion import FusionSpec
+from harness.retrieve.fusion import DEFAULT_INPUTS, FusionSpec
+from harness.retrieve.plugin import load_plugin
 
 __all__ = [
     "DEFAULT_RERANK_TOP",
@@ -67,7 +68,9 @@ __all__ = [
     "CrossEncoderReranker",
     "Reranker",
     "TwoStage",
+    "TwoStageOptions",
     "load_cross_encoder",
+    "load_reranker",
 ]
 
 DEFAULT_TOP_DOCS = 20
@@ -77,14 +80,6 @@ DEFAULT_RERANK_TOP = 50
 """Fused chunks re-scored by the cross-encoder, when one is given."""
 
 _IN_CHUNK = 500
-
-
-class Reranker(Protocol):
-    """A cross-encoder seam: one relevance score per ``(query, passage)`` pair, higher better."""
-
-    def predict(self, pairs: Sequence[tuple[str, str]]) -> Sequence[float]:
-        """Scores, one per pair, in the pairs' order."""
-        ...
 
 
 class CrossEncoderReranker:
@@ -167,6 +162,85 @@ def load_cross_encoder(
     return CrossEncoderReranker(model, str(name_or_path), batch_size=batch_size)
 
 
+RERANKER_PREFIXES = ("py:", "cross-encoder:")
+
+
+def load_reranker(spec: str, *, field: str = "two-stage reranker") -> tuple[Reranker, dict]:
+    """A reranker from its spec, with its provenance for the run manifest.
+
+    Specs:
+
+    * ``py:MODULE:ATTR``: an object with ``predict(pairs) -> scores`` (or a class / zero-argument factory making
+      one), loaded by :func:`harness.retrieve.plugin.load_plugin`;
+    * ``cross-encoder:NAME_OR_PATH``: a sentence-transformers ``CrossEncoder`` (:func:`load_cross_encoder`).
+
+    Returns:
+        ``(reranker, provenance)``: provenance is the plugin's :meth:`~harness.retrieve.plugin.Plugin.record` or
+        ``{"spec", "cross_encoder"}``.
+
+    Raises:
+        HarnessInputError: an unknown prefix, or what the loaders raise.
+    """
+    text = spec.strip()
+    if text.startswith("py:"):
+        plugin = load_plugin(text, field=field, protocol=("predict",))
+        return plugin.obj, plugin.record()  # type: ignore[return-value]
+    if text.startswith("cross-encoder:") and text[len("cross-encoder:") :].strip():
+        name = text[len("cross-encoder:") :].strip()
+        return load_cross_encoder(name), {"spec": text, "cross_encoder": name}
+    raise HarnessInputError(f"{field}: {spec!r} is not py:MODULE:ATTR or cross-encoder:<model name or folder>")
+
+
+class TwoStageOptions(BaseModel):
+    """Options of a ``two-stage:<first stage>`` system (the first stage is the name after the options).
+
+    Attributes:
+        top_docs: candidate documents taken from the first stage (>= 1; default 20).
+        fusion: the chunk fusion of the candidate lists ``[bm25, vector]``: a fusion name without inputs (``rrf``,
+            ``rrf:k=30``, ``w0.75``; default ``rrf``), stored canonical.
+        reranker: ``None`` (default) or a reranker spec (:func:`load_reranker`: ``py:MODULE:ATTR`` or
+            ``cross-encoder:<model>``).
+        rerank_top: fused chunks re-scored by the reranker (>= 1; default 50).
+        backfill: append the first stage's chunks from outside the candidates (default ``False``).
+        vector: the run's system whose chunk bits the second stage reads (default ``"vector"``; ``"none"``: a
+            BM25-only second stage).
+
+    Written in a name as ``two-stage[reranker=py:rerank.py:make;rerank_top=20]:bm25`` or
+    ``two-stage:top_docs=10:rrf`` (a value holding ``:`` needs the brackets).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    top_docs: int = Field(DEFAULT_TOP_DOCS, ge=1)
+    fusion: str = "rrf"
+    reranker: str | None = None
+    rerank_top: int = Field(DEFAULT_RERANK_TOP, ge=1)
+    backfill: bool = False
+    vector: str | None = "vector"
+
+    @field_validator("fusion")
+    @classmethod
+    def _fusion(cls, value: str) -> str:
+        spec = FusionSpec.parse(value, where="two-stage fusion")
+        if spec.inputs != DEFAULT_INPUTS:
+            raise ValueError("the chunk fusion fuses the candidate lists [bm25, vector]: give no inputs")
+        return spec.name
+
+    @field_validator("reranker")
+    @classmethod
+    def _reranker(cls, value: str | None) -> str | None:
+        if value is None or value.strip().lower() in ("", "none"):
+            return None
+        if not value.strip().startswith(RERANKER_PREFIXES):
+            raise ValueError("expected py:MODULE:ATTR or cross-encoder:<model name or folder>")
+        return value.strip()
+
+    @field_validator("vector")
+    @classmethod
+    def _vector(cls, value: str | None) -> str | None:
+        return None if value is None or value.strip().lower() in ("", "none") else value.strip()
+
+
 def _positive_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
         raise HarnessInputError(f"two-stage: {name} must be an int >= 1, got {value!r}")
@@ -215,6 +289,8 @@ class TwoStage:
             self.fusion = fusion if isinstance(fusion, FusionSpec) else FusionSpec.parse(fusion)
         except HarnessInputError as exc:
             raise HarnessInputError(f"two-stage: chunk fusion: {exc}") from None
+        if self.fusion.inputs != DEFAULT_INPUTS:
+            raise HarnessInputError(f"two-stage: chunk fusion {self.fusion.name!r}: takes no inputs")
         self.reranker = reranker
         self.rerank_top = _positive_int("rerank_top", rerank_top)
         self.backfill = bool(backfill)

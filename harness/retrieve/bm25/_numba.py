@@ -1,4 +1,4 @@
-"""numba kernels of :meth:`harness.retrieve.bm25.BM25Index.search_many` (imported lazily; numba is optional).
+"""numba kernels of :meth:`harness.retrieve.bm25.index.BM25Index.search_many` (imported lazily; numba is optional).
 
 One term-at-a-time kernel per batch of queries over bm25s's precomputed CSC score matrix (``data``, ``indices``,
 ``indptr``: per-posting BM25 contributions, bm25s ``_compute_relevance_from_scores``):
@@ -7,7 +7,7 @@ One term-at-a-time kernel per batch of queries over bm25s's precomputed CSC scor
   order), so every score is bit-identical to ``bm25s.BM25.get_scores``;
 * candidates are the items whose score is positive (the harness's positive-scores-only rule);
 * the ranking is the exact top ``k`` under (score descending, id ascending) through a bounded heap, with the
-  boundary-tie flag computed like :meth:`harness.retrieve.bm25.BM25Index.search`;
+  boundary-tie flag computed like :meth:`harness.retrieve.bm25.index.BM25Index.search`;
 * queries are split into one contiguous block per thread; each block reuses one dense buffer and resets only the
   entries it touched.
 

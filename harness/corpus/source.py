@@ -1,0 +1,252 @@
+"""A corpus folder as a source of documents: metadata, hashes, and each document decoded and chunked.
+
+``metadata.jsonl`` (one JSON object per document): required ``doc_id`` and ``path`` (relative to the corpus
+folder, inside it); optional ``title``, ``date`` (ISO), ``institution``, ``doc_type``, ``section`` or ``edition``,
+``collection``; other keys are kept in ``extra``. Without ``metadata.jsonl`` every ``**/*.md`` file is a document
+whose id is its path without the ``.md`` suffix (``SOURCE.md`` and ``README.md`` at the top are not documents).
+
+Symbolic links: a document reached through a link (a linked file, or a file inside a linked folder) must resolve
+inside the corpus folder; one that leads outside is refused, naming the link and its target, whether the documents
+come from ``metadata.jsonl`` or from the folder walk. Linked folders are not descended into by the walk (their
+files, when inside the corpus, are found under their real path).
+
+Both the ingest (:func:`harness.corpus.ingest.ingest`) and the in-memory known-item chunking
+(:func:`harness.studies.known_item.chunk_corpus`) read documents through :func:`iter_document_chunks`, so they
+decode and chunk a document the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from harness.corpus.chunker import Chunk, Chunker, decode_source
+from harness.errors import HarnessInputError
+from harness.io import canonical_json, read_jsonl
+
+__all__ = ["CorpusSource", "DocMeta", "iter_document_chunks", "read_document", "scan_corpus"]
+
+
+@dataclass
+class DocMeta:
+    """One document's metadata (``metadata.jsonl`` record or derived from its path)."""
+
+    doc_id: str
+    path: str
+    title: str | None = None
+    date: str | None = None
+    institution: str | None = None
+    doc_type: str | None = None
+    collection: str | None = None
+    section: str | None = None
+    words: int | None = None
+    extra: dict = field(default_factory=dict)
+    sha256: str = ""
+
+
+@dataclass
+class CorpusSource:
+    """A scanned corpus folder: its documents' metadata and hashes (nothing chunked yet)."""
+
+    root: Path
+    name: str
+    docs: list[DocMeta]
+    corpus_hash: str
+
+    @property
+    def corpus_id(self) -> str:
+        """``name@hash12``."""
+        return f"{self.name}@{self.corpus_hash[:12]}"
+
+    @property
+    def date_range(self) -> tuple[str | None, str | None]:
+        """(first, last) document date."""
+        dates = sorted(d.date for d in self.docs if d.date)
+        return (dates[0], dates[-1]) if dates else (None, None)
+
+
+_KNOWN = {"doc_id", "path", "title", "date", "institution", "doc_type", "collection", "section", "edition", "words"}
+
+
+def _refuse_outside_link(link: Path, real_root: Path) -> None:
+    """Raise when the symbolic link ``link`` resolves outside ``real_root`` (or to nothing)."""
+    target = Path(os.path.realpath(link))
+    if not target.is_relative_to(real_root):
+        raise HarnessInputError(
+            f"{link}: symbolic link to {target} leads outside the corpus directory {real_root}; refusing to read it"
+        )
+
+
+def _links_on_the_way(root: Path, rel: str) -> Iterator[Path]:
+    """The symbolic links among ``root / rel`` and its parents below ``root`` (outermost first)."""
+    p = root
+    for part in PurePosixPath(rel).parts:
+        p = p / part
+        if p.is_symlink():
+            yield p
+
+
+def _safe_relpath(root: Path, rel: object, where: str) -> str:
+    if not isinstance(rel, str) or not rel:
+        raise HarnessInputError(f"{where}: field path: must be a non-empty string")
+    p = PurePosixPath(rel)
+    if p.is_absolute() or ".." in p.parts or "\\" in rel:
+        raise HarnessInputError(f"{where}: field path: {rel!r} escapes the corpus directory")
+    full = (root / rel).resolve()
+    if not full.is_relative_to(root.resolve()):
+        links = list(_links_on_the_way(root, rel))
+        via = f" (through the symbolic link {links[0]} to {os.path.realpath(links[0])})" if links else ""
+        raise HarnessInputError(f"{where}: field path: {rel!r} escapes the corpus directory{via}")
+    if not full.is_file():
+        raise HarnessInputError(f"{where}: field path: {rel!r} does not exist")
+    return rel
+
+
+def _read_metadata(root: Path) -> list[DocMeta]:
+    meta_path = root / "metadata.jsonl"
+    docs: list[DocMeta] = []
+    seen_ids: dict[str, int] = {}
+    seen_paths: dict[str, int] = {}
+    for line, obj in read_jsonl(meta_path):
+        where = f"{meta_path}:{line}"
+        doc_id = obj.get("doc_id")
+        if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+            doc_id = str(doc_id)
+        if not isinstance(doc_id, str) or not doc_id.strip():
+            raise HarnessInputError(f"{where}: field doc_id: missing or not a string")
+        if doc_id in seen_ids:
+            raise HarnessInputError(f"{where}: field doc_id: duplicate {doc_id!r} (first at line {seen_ids[doc_id]})")
+        seen_ids[doc_id] = line
+        rel = _safe_relpath(root, obj.get("path"), f"{where}: record {doc_id}")
+        if rel in seen_paths:
+            first = seen_paths[rel]
+            raise HarnessInputError(f"{where}: record {doc_id}: field path: {rel!r} already used at line {first}")
+        seen_paths[rel] = line
+        date = obj.get("date")
+        if date is not None:
+            try:
+                dt.date.fromisoformat(str(date))
+            except ValueError:
+                raise HarnessInputError(f"{where}: record {doc_id}: field date: {date!r} is not an ISO date") from None
+        docs.append(
+            DocMeta(
+                doc_id=doc_id,
+                path=rel,
+                title=obj.get("title"),
+                date=date,
+                institution=obj.get("institution"),
+                doc_type=obj.get("doc_type"),
+                collection=obj.get("collection"),
+                section=obj.get("section", obj.get("edition")),
+                words=obj.get("words"),
+                extra={k: v for k, v in obj.items() if k not in _KNOWN},
+            )
+        )
+    return docs
+
+
+def _discover(root: Path) -> list[DocMeta]:
+    """Every ``*.md`` file under ``root`` (linked folders not descended into), in ``sorted(Path)`` order.
+
+    Raises:
+        HarnessInputError: a linked ``.md`` file or a linked folder resolves outside ``root``.
+    """
+    real_root = Path(os.path.realpath(root))
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):  # followlinks=False: linked folders are listed, not walked
+        base = Path(dirpath)
+        for d in dirnames:
+            if (base / d).is_symlink():
+                _refuse_outside_link(base / d, real_root)
+        for f in filenames:
+            if f.endswith(".md"):
+                p = base / f
+                if p.is_symlink():
+                    _refuse_outside_link(p, real_root)
+                found.append(p)
+    docs = []
+    for p in sorted(found):
+        rel = p.relative_to(root).as_posix()
+        if rel in ("SOURCE.md", "README.md"):
+            continue
+        docs.append(DocMeta(doc_id=rel[: -len(".md")], path=rel))
+    return docs
+
+
+def scan_corpus(corpus_dir: str | Path, *, name: str | None = None) -> CorpusSource:
+    """Read metadata and hash every document (no chunking).
+
+    Args:
+        corpus_dir: the corpus folder.
+        name: corpus name; default the folder's name.
+
+    Returns:
+        A :class:`CorpusSource` whose ``corpus_hash`` is sha256 over the sorted per-document hashes, each
+        ``sha256(canonical_json(metadata) + "\\0" + file bytes)``.
+
+    Raises:
+        HarnessInputError: missing folder, malformed or inconsistent ``metadata.jsonl`` (duplicate doc_id, a path
+            that escapes the folder or does not exist), a symbolic link leading outside the folder, an unreadable
+            document, no documents.
+    """
+    root = Path(corpus_dir)
+    if not root.is_dir():
+        raise HarnessInputError(f"{root}: corpus directory not found")
+    docs = _read_metadata(root) if (root / "metadata.jsonl").exists() else _discover(root)
+    if not docs:
+        raise HarnessInputError(f"{root}: empty corpus (no documents)")
+    hashes = []
+    for d in docs:
+        h = hashlib.sha256()
+        meta = {
+            "doc_id": d.doc_id,
+            "path": d.path,
+            "title": d.title,
+            "date": d.date,
+            "institution": d.institution,
+            "doc_type": d.doc_type,
+            "collection": d.collection,
+            "section": d.section,
+            **d.extra,
+        }
+        h.update(canonical_json(meta).encode("utf-8") + b"\0")
+        h.update(_read_bytes(root / d.path, d.doc_id))
+        d.sha256 = h.hexdigest()
+        hashes.append(d.sha256)
+    corpus_hash = hashlib.sha256("\n".join(sorted(hashes)).encode("ascii")).hexdigest()
+    return CorpusSource(root=root, name=name or root.resolve().name, docs=docs, corpus_hash=corpus_hash)
+
+
+def _read_bytes(full: Path, doc_id: str) -> bytes:
+    try:
+        return full.read_bytes()
+    except OSError as exc:
+        raise HarnessInputError(f"{full}: cannot read corpus document {doc_id} ({exc.strerror or exc})") from None
+
+
+def read_document(source: CorpusSource, doc: DocMeta) -> str:
+    """The decoded text of one document of ``source`` (rule 1 of ``md-words-v1``:
+    :func:`~harness.corpus.chunker.decode_source`).
+
+    Raises:
+        HarnessInputError: the file is unreadable or not UTF-8 (naming the file).
+    """
+    full = source.root / doc.path
+    return decode_source(_read_bytes(full, doc.doc_id), origin=str(full))
+
+
+def iter_document_chunks(source: CorpusSource, chunker: Chunker) -> Iterator[tuple[DocMeta, list[Chunk]]]:
+    """Each document of ``source`` in order, with its chunks (``chunker.chunk(doc_id, text)``, chunk order).
+
+    One document is decoded at a time, so memory holds one document's text and chunks (plus whatever the caller
+    keeps).
+
+    Raises:
+        HarnessInputError: see :func:`read_document`.
+    """
+    for d in source.docs:
+        yield d, chunker.chunk(d.doc_id, read_document(source, d))

@@ -1,0 +1,223 @@
+"""The ``bm25`` system: a chunk index and a whole-document index of one corpus, persisted and reused.
+
+Both indexes are persisted under ``<workdir>/indexes/bm25/<level>-<key>/`` where ``key`` hashes the corpus hash,
+chunker id, analyzer config and BM25 parameters; they are rebuilt only when one of those changes and loaded
+memory-mapped otherwise. Scoring and ranking: :mod:`harness.retrieve.bm25.index`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import bm25s
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from harness.corpus.store import Corpus
+from harness.io import canonical_json
+from harness.ranking import Ranking
+from harness.retrieve.analyzer import SpanishAnalyzer
+from harness.retrieve.base import QueryResult, SystemContext
+from harness.retrieve.bm25.index import BM25_PARAMS, BM25Index, _document_sums, count_terms
+
+ANALYSIS_BATCH = 4096  # chunks analysed at a time by the integer build (bounds the live Python token lists)
+
+
+class BM25Options(BaseModel):
+    """Options of a ``bm25`` system (none yet: the analyzer is ``es-snowball-fold-v1`` and the parameters are
+    :data:`~harness.retrieve.bm25.index.BM25_PARAMS`, Lucene's k1 = 1.5, b = 0.75). Unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def open_bm25_system(context: SystemContext, options: BM25Options) -> BM25System:
+    """The ``bm25`` system of a run (registry factory): indexes built once per corpus and work directory, then
+    loaded; says whether they were built or loaded through ``context.log``."""
+    t0 = time.perf_counter()
+    system = BM25System(context.corpus, context.workdir)
+    built = any(system.build_seconds.values())
+    context.log(f"bm25: indexes {'built' if built else 'loaded'} in {time.perf_counter() - t0:.1f} s")
+    return system
+
+
+def combine_levels(docs: Sequence[tuple[Ranking, dict]], chunks: Sequence[tuple[Ranking, dict]]) -> list[QueryResult]:
+    """Pair per-query document and chunk results into :class:`QueryResult` with the system's flags:
+    ``empty_query`` (either level had no known term), ``doc_tie_at_boundary``, ``chunk_tie_at_boundary``."""
+    out = []
+    for (d, f1), (c, f2) in zip(docs, chunks, strict=True):
+        flags = {}
+        if f1.get("empty_query") or f2.get("empty_query"):
+            flags["empty_query"] = True
+        if f1.get("tie_at_boundary"):
+            flags["doc_tie_at_boundary"] = True
+        if f2.get("tie_at_boundary"):
+            flags["chunk_tie_at_boundary"] = True
+        out.append(QueryResult(docs=d, chunks=c, flags=flags))
+    return out
+
+
+def _index_key(corpus: Corpus, analyzer: SpanishAnalyzer, level: str) -> str:
+    payload = {
+        "corpus_hash": corpus.manifest.corpus_hash,
+        "chunker_id": corpus.manifest.chunker_id,
+        "chunker_params": corpus.manifest.chunker_params,
+        "analyzer": analyzer.config(),
+        "bm25": BM25_PARAMS,
+        "level": level,
+        "bm25s": bm25s.__version__,
+    }
+    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()[:16]
+
+
+class BM25System:
+    """The ``bm25`` system: documents ranked with the document index, chunks with the chunk index.
+
+    Args:
+        corpus: an open :class:`~harness.corpus.store.Corpus`.
+        workdir: where indexes are persisted.
+        progress: print what is being built.
+
+    Attributes:
+        build_seconds: ``{"chunk": s, "document": s}`` for indexes built in this process (0 when loaded).
+        index_bytes: ``{"chunk": bytes, "document": bytes}`` on disk.
+    """
+
+    name = "bm25"
+
+    def __init__(self, corpus: Corpus, workdir: str | Path, *, analyzer: SpanishAnalyzer | None = None):
+        self.analyzer = analyzer or SpanishAnalyzer()
+        self.corpus = corpus
+        root = Path(workdir) / "indexes" / "bm25"
+        self.build_seconds: dict[str, float] = {}
+        self.index_bytes: dict[str, int] = {}
+        self.folders = {lv: root / f"{lv}-{_index_key(corpus, self.analyzer, lv)}" for lv in ("chunk", "document")}
+        missing = [lv for lv, f in self.folders.items() if not (f / "ids.json").exists()]
+        built: dict[str, BM25Index] = {}
+        if missing:
+            t0 = time.perf_counter()
+            chunk_ids, chunk_docs = corpus.chunk_keys()
+            chunk = self._chunk_counts(corpus.iter_chunk_texts(ANALYSIS_BATCH))
+            t_tok = time.perf_counter() - t0
+            if "chunk" in missing:
+                t1 = time.perf_counter()
+                built["chunk"] = BM25Index.build_from_counts(chunk_ids, *chunk, self.analyzer)
+                built["chunk"].save(self.folders["chunk"])
+                del built["chunk"]
+                self.build_seconds["chunk"] = round(t_tok + time.perf_counter() - t1, 3)
+            if "document" in missing:
+                t1 = time.perf_counter()
+                doc_ids, *doc = self._document_counts(chunk_docs, *chunk)
+                built["document"] = BM25Index.build_from_counts(doc_ids, *doc, self.analyzer)
+                built["document"].save(self.folders["document"])
+                self.build_seconds["document"] = round(t_tok + time.perf_counter() - t1, 3)
+            del chunk, built
+        self.chunk_index = BM25Index.load(self.folders["chunk"], self.analyzer)
+        self.doc_index = BM25Index.load(self.folders["document"], self.analyzer)
+        for lv, f in self.folders.items():
+            self.build_seconds.setdefault(lv, 0.0)
+            with contextlib.suppress(OSError):
+                self.index_bytes[lv] = sum(p.stat().st_size for p in f.iterdir() if p.is_file())
+
+    def _chunk_counts(self, batches: Iterable[Sequence[str]]):
+        """Chunk texts, given as consecutive batches (e.g. :meth:`Corpus.iter_chunk_texts`), analysed one batch at a
+        time straight into (item, term, count, length) arrays: no more than one batch of texts or token lists is
+        alive."""
+        vocab: dict[str, int] = {}
+        parts = []
+        offset = 0
+        for texts in batches:
+            parts.append(count_terms(self.analyzer.tokenize_many(texts), vocab, offset))
+            offset += len(texts)
+        if not parts:
+            parts.append(count_terms([], vocab))
+        cols = [list(a) for a in zip(*parts, strict=True)]
+        del parts
+        out = []
+        for c in cols:  # one column at a time: at most one column is held twice
+            out.append(np.concatenate(c))
+            c.clear()
+        item, term, count, length = out
+        return item, term, count, length, vocab
+
+    def _document_counts(self, chunk_docs, item, term, count, length, vocab):
+        """Document-index rows from the chunk rows: title, then each new heading, then the chunk tokens.
+
+        Same terms and counts as :meth:`_document_tokens` (the token-list form, kept as the reference); the
+        vocabulary is the chunk vocabulary extended by title and heading terms.
+        """
+        docs = self.corpus.documents()
+        doc_ids = list(docs)
+        pos = {d: i for i, d in enumerate(doc_ids)}
+        vocab = dict(vocab)
+        ex_item: list[int] = []
+        ex_term: list[int] = []
+
+        def extra(i: int, text: str) -> None:
+            toks = self.analyzer.tokenize(text)
+            ex_item.extend([i] * len(toks))
+            ex_term.extend(vocab.setdefault(t, len(vocab)) for t in toks)
+
+        for d in doc_ids:
+            extra(pos[d], docs[d].title or "")
+        heading_rows = self.corpus.conn.execute("SELECT heading_path FROM chunks ORDER BY rowid").fetchall()
+        last: dict[str, str] = {}
+        for doc, (hp,) in zip(chunk_docs, heading_rows, strict=True):
+            if last.get(doc) != hp:
+                path = json.loads(hp)
+                if path:
+                    extra(pos[doc], path[-1])
+                last[doc] = hp
+        chunk_doc = np.fromiter((pos[d] for d in chunk_docs), dtype=np.int64, count=len(chunk_docs))
+        e_item = np.asarray(ex_item, dtype=np.int64)
+        e_term = np.asarray(ex_term, dtype=np.int64)
+        v = max(len(vocab), 1)
+        ukeys, d_count = _document_sums(chunk_doc, item, term, count, e_item, e_term, v, len(doc_ids))
+        d_len = np.bincount(chunk_doc, weights=length, minlength=len(doc_ids)).astype(np.int64)
+        d_len += np.bincount(e_item, minlength=len(doc_ids))
+        return doc_ids, (ukeys // v).astype(np.int32), (ukeys % v).astype(np.int32), d_count, d_len, vocab
+
+    def _document_tokens(self, chunk_docs: list[str], chunk_tokens: list[list[str]]) -> tuple[list[str], list]:
+        """Whole-document token lists: title, then each new heading, then the chunk tokens, in order."""
+        docs = self.corpus.documents()
+        heading_rows = self.corpus.conn.execute("SELECT heading_path FROM chunks ORDER BY rowid").fetchall()
+        toks: dict[str, list[str]] = {d: self.analyzer.tokenize(docs[d].title or "") for d in docs}
+        last: dict[str, str] = {}
+        for doc, (hp,), ct in zip(chunk_docs, heading_rows, chunk_tokens, strict=True):
+            if last.get(doc) != hp:
+                path = json.loads(hp)
+                if path:
+                    toks[doc].extend(self.analyzer.tokenize(path[-1]))
+                last[doc] = hp
+            toks[doc].extend(ct)
+        ids = list(docs)
+        return ids, [toks[d] for d in ids]
+
+    def config(self) -> dict:
+        """Analyzer, BM25 parameters and index keys (for the run manifest)."""
+        return {
+            "system": "bm25",
+            "library": f"bm25s {bm25s.__version__}",
+            "params": BM25_PARAMS,
+            "analyzer": self.analyzer.config(),
+            "documents": "document index (title + headings + text)",
+            "chunks": "chunk index (chunk text)",
+            "index_keys": {lv: f.name for lv, f in self.folders.items()},
+            "positive_scores_only": True,
+        }
+
+    def search(self, queries: Sequence[str], *, doc_depth: int, chunk_depth: int) -> list[QueryResult]:
+        """Rank documents (document index) and chunks (chunk index) for each query.
+
+        Each query is analysed once; both indexes answer the whole batch through :meth:`BM25Index.search_many`
+        (same results as ``BM25Index.search`` per query). Flags: ``empty_query`` (no known term in either index),
+        ``doc_tie_at_boundary``, ``chunk_tie_at_boundary``.
+        """
+        terms = [self.analyzer.tokenize(q) for q in queries]  # one analysis for both indexes (same analyzer)
+        docs = self.doc_index.search_many(terms, doc_depth, analysed=True)
+        chunks = self.chunk_index.search_many(terms, chunk_depth, analysed=True)
+        return combine_levels(docs, chunks)

@@ -1,0 +1,279 @@
+"""A user's own retriever (or reranker) plugged in without editing the package: ``py:MODULE:ATTR``.
+
+Spec
+----
+``py:MODULE:ATTR`` where
+
+* ``MODULE`` is an importable module (``my_pkg.retrievers``) or a path to a ``.py`` file (``plugins/mine.py``,
+  relative to the working directory, or absolute): a spec whose module part ends in ``.py`` or holds ``/`` is a
+  path. A file is loaded under a private module name (``harness_plugin_<sha256[:12]>``), so two files with the
+  same name do not collide and the package's own modules are never shadowed;
+* ``ATTR`` is an attribute of that module, dotted for nested ones (``Retriever``, ``make``, ``factories.bm42``):
+  the text after the **last** ``:`` of the spec (so a Windows-style path may hold ``:``).
+
+What the attribute may be
+-------------------------
+* an object that already implements the protocol (has the required methods): used as is;
+* a class: instantiated with no arguments;
+* any other callable: a zero-argument factory, called once; what it returns must implement the protocol.
+
+The retriever protocol (:class:`harness.retrieve.base.Retriever`) is ``search(queries, *, doc_depth,
+chunk_depth) -> list[QueryResult]`` (documents, chunks or both per query) and ``config() -> dict``; a reranker
+(:class:`harness.retrieve.base.Reranker`) needs ``predict(pairs) -> scores``. ``config`` is optional: a plugin
+without one is recorded as ``{}``.
+
+Provenance (:meth:`Plugin.record`): the spec, module, attribute, the sha256 of the module's source file (``None``
+for a module without one, e.g. a built-in) and, for a file, its path as given. A replayed run refuses a file whose
+sha256 changed (:func:`load_plugin` with ``sha256=``).
+
+Every failure is unusable input (exit 2) on one line naming the field, the spec and what is wrong: a malformed
+spec, a module that cannot be found, a module that fails to import (the first line of the error), an attribute
+that does not exist, a factory that fails, an object without the protocol's methods.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import math
+import numbers
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessInputError
+from harness.ranking import canonical_ranking
+from harness.retrieve.base import QueryResult
+
+__all__ = ["PLUGIN_PREFIX", "Plugin", "check_results", "is_plugin_spec", "load_plugin", "parse_plugin_spec"]
+
+PLUGIN_PREFIX = "py:"
+
+
+def is_plugin_spec(text: str) -> bool:
+    """Whether ``text`` is a ``py:MODULE:ATTR`` spec (by its prefix; :func:`parse_plugin_spec` checks the rest)."""
+    return isinstance(text, str) and text.strip().startswith(PLUGIN_PREFIX)
+
+
+def parse_plugin_spec(spec: str, *, field: str = "--systems") -> tuple[str, str]:
+    """``(module, attribute)`` of ``py:MODULE:ATTR``.
+
+    Raises:
+        HarnessInputError: no ``py:`` prefix, no ``:`` between module and attribute, an empty part.
+    """
+    text = spec.strip() if isinstance(spec, str) else ""
+    if not text.startswith(PLUGIN_PREFIX):
+        raise HarnessInputError(f"{field}: {spec!r} is not a plugin spec (py:MODULE:ATTR)")
+    module, sep, attr = text[len(PLUGIN_PREFIX) :].rpartition(":")
+    if not sep or not module.strip() or not attr.strip():
+        raise HarnessInputError(f"{field}: {spec!r}: expected py:MODULE:ATTR (a module or .py file, then an attribute)")
+    return module.strip(), attr.strip()
+
+
+def _is_path(module: str) -> bool:
+    return module.endswith(".py") or "/" in module or "\\" in module
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A loaded plugin.
+
+    Attributes:
+        obj: the object implementing the protocol.
+        spec: the spec as given (stripped).
+        module: the module part (a dotted name or the path as given).
+        attribute: the attribute part.
+        path: the source file (``None`` when the module has none).
+        sha256: hex sha256 of the source file (``None`` without one).
+    """
+
+    obj: object
+    spec: str
+    module: str
+    attribute: str
+    path: Path | None
+    sha256: str | None
+
+    def config(self) -> dict:
+        """``obj.config()`` as a dict (``{}`` when the object has no ``config``).
+
+        Raises:
+            HarnessInputError: ``config()`` fails or does not return a mapping.
+        """
+        get = getattr(self.obj, "config", None)
+        if get is None:
+            return {}
+        try:
+            cfg = get()
+        except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
+            raise HarnessInputError(f"{self.spec}: config() failed ({_first_line(exc)})") from exc
+        if not isinstance(cfg, dict):
+            raise HarnessInputError(f"{self.spec}: config() returned {type(cfg).__name__}, expected a dict")
+        return dict(cfg)
+
+    def record(self) -> dict:
+        """Provenance for the run manifest: ``{"spec", "module", "attribute", "sha256", "file"}``."""
+        return {
+            "spec": self.spec,
+            "module": self.module,
+            "attribute": self.attribute,
+            "sha256": self.sha256,
+            "file": self.module if _is_path(self.module) else None,
+        }
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _import(module: str, field: str, spec: str):
+    """The module object and its source file."""
+    if _is_path(module):
+        path = Path(module)
+        if not path.is_file():
+            raise HarnessInputError(f"{field}: {spec}: plugin file {module!r} not found")
+        digest = _sha256(path)
+        name = f"harness_plugin_{digest[:12]}"
+        if name in sys.modules:
+            return sys.modules[name], path
+        loader_spec = importlib.util.spec_from_file_location(name, path)
+        if loader_spec is None or loader_spec.loader is None:
+            raise HarnessInputError(f"{field}: {spec}: {module!r} cannot be loaded as a Python module")
+        mod = importlib.util.module_from_spec(loader_spec)
+        sys.modules[name] = mod
+        try:
+            loader_spec.loader.exec_module(mod)
+        except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
+            del sys.modules[name]
+            raise HarnessInputError(f"{field}: {spec}: importing {module!r} failed ({_first_line(exc)})") from exc
+        return mod, path
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
+            raise HarnessInputError(f"{field}: {spec}: no module named {module!r}") from None
+        raise HarnessInputError(f"{field}: {spec}: importing {module!r} failed ({_first_line(exc)})") from exc
+    except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
+        raise HarnessInputError(f"{field}: {spec}: importing {module!r} failed ({_first_line(exc)})") from exc
+    src = getattr(mod, "__file__", None)
+    return mod, (Path(src) if src and Path(src).is_file() else None)
+
+
+def _has(obj: object, methods: tuple[str, ...]) -> bool:
+    return all(callable(getattr(obj, m, None)) for m in methods)
+
+
+def load_plugin(
+    spec: str,
+    *,
+    field: str = "--systems",
+    protocol: tuple[str, ...] = ("search",),
+    sha256: str | None = None,
+) -> Plugin:
+    """Load ``py:MODULE:ATTR`` (see the module docstring).
+
+    Args:
+        spec: the plugin spec.
+        field: what error messages name (the CLI option or record field the spec came from).
+        protocol: the methods the object must have: ``("search",)`` for a retriever, ``("predict",)`` for a reranker.
+        sha256: when given (a replay), the source file must still have this sha256.
+
+    Returns:
+        The :class:`Plugin` (object and provenance).
+
+    Raises:
+        HarnessInputError: see the module docstring; also a source file whose sha256 differs from ``sha256``.
+    """
+    module, attr = parse_plugin_spec(spec, field=field)
+    text = spec.strip()
+    mod, path = _import(module, field, text)
+    obj: object = mod
+    for part in attr.split("."):
+        if not part or not hasattr(obj, part):
+            raise HarnessInputError(f"{field}: {text}: module {module!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if inspect.isclass(obj) or (callable(obj) and not _has(obj, protocol)):
+        try:
+            obj = obj()
+        except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
+            raise HarnessInputError(f"{field}: {text}: calling {attr}() failed ({_first_line(exc)})") from exc
+    if not _has(obj, protocol):
+        missing = [m for m in protocol if not callable(getattr(obj, m, None))]
+        what = "retriever" if protocol == ("search",) else "plugin"
+        raise HarnessInputError(
+            f"{field}: {text}: {attr} is not a {what}: {type(obj).__name__} has no {', '.join(missing)}() method"
+        )
+    digest = _sha256(path) if path is not None else None
+    if sha256 is not None and digest != sha256:
+        raise HarnessInputError(
+            f"{field}: {text}: source sha256 {str(digest)[:12]} differs from the recorded {sha256[:12]}: the plugin "
+            "changed since the run"
+        )
+    return Plugin(obj=obj, spec=text, module=module, attribute=attr, path=path, sha256=digest)
+
+
+def _plugin_ranking(value, where: str, depth: int):
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise HarnessInputError(f"{where}: expected a list of (id, score) pairs, got {type(value).__name__}")
+    pairs = []
+    for j, pair in enumerate(value):
+        ok = isinstance(pair, Sequence) and not isinstance(pair, str | bytes) and len(pair) == 2
+        if not ok or isinstance(pair[0], bool) or not isinstance(pair[0], str | numbers.Integral):
+            raise HarnessInputError(f"{where}[{j}]: expected (id, score) with a str or int id, got {pair!r}")
+        score = pair[1]
+        if isinstance(score, bool) or not isinstance(score, numbers.Real) or not math.isfinite(score):
+            raise HarnessInputError(f"{where}[{j}]: score {score!r} is not a finite number")
+        pairs.append((str(pair[0]), float(score)))
+    return canonical_ranking(pairs, depth)
+
+
+def check_results(results, n: int, doc_depth: int, chunk_depth: int, *, where: str) -> list[QueryResult]:
+    """A retriever plugin's ``search`` output checked and made canonical.
+
+    Args:
+        results: what ``search`` returned: ``n`` results, each a :class:`~harness.retrieve.base.QueryResult` or a
+            mapping with ``docs`` / ``chunks`` / ``flags`` (a missing or ``None`` ranking: that level is not ranked).
+        n: the number of queries.
+        doc_depth, chunk_depth: the rankings are cut here.
+        where: what error messages name (the system).
+
+    Returns:
+        ``n`` :class:`~harness.retrieve.base.QueryResult`: each ranking canonical
+        (:func:`harness.ranking.canonical_ranking`: score descending, then id ascending; a duplicate id keeps its best
+        score) and cut at its depth.
+
+    Raises:
+        HarnessInputError: not one result per query; a result that is neither; a ranking that is not a list of
+            ``(id, score)`` pairs with a ``str``/``int`` id and a finite real score; flags that are not a mapping.
+    """
+    if isinstance(results, str | bytes) or not isinstance(results, Sequence) or len(results) != n:
+        got = len(results) if isinstance(results, Sequence) else type(results).__name__
+        raise HarnessInputError(f"{where}: search returned {got} results for {n} queries; expected one per query")
+    out = []
+    for i, r in enumerate(results):
+        if isinstance(r, Mapping):
+            docs, chunks, flags = r.get("docs"), r.get("chunks"), r.get("flags") or {}
+        elif isinstance(r, QueryResult):
+            docs, chunks, flags = r.docs, r.chunks, r.flags or {}
+        else:
+            raise HarnessInputError(f"{where}: result {i} is a {type(r).__name__}, not a QueryResult")
+        if not isinstance(flags, Mapping):
+            raise HarnessInputError(f"{where}: result {i}: flags must be a dict")
+        out.append(
+            QueryResult(
+                docs=_plugin_ranking(docs, f"{where}: result {i}: docs", doc_depth),
+                chunks=_plugin_ranking(chunks, f"{where}: result {i}: chunks", chunk_depth),
+                flags=dict(flags),
+            )
+        )
+    return out

@@ -1,0 +1,204 @@
+"""The embedding cache: float32 passage embeddings keyed by model, weights, chunker and text, in their own SQLite file.
+
+``<workdir>/embeddings/cache.sqlite`` (WAL mode, about 1.4 KB per 256-d vector) holds float32 passage embeddings
+keyed by (model id, weights sha256, chunker id) and the chunk text's sha256, so re-runs, extensions and other
+corpora embed only texts never seen with that model and chunker. Every write is one committed transaction, so an
+interrupted build loses at most the batch in flight. Shared by the vector index build, the known-item study and the
+Ray build (:mod:`harness.retrieve.ray_embed`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from harness.errors import HarnessInputError
+from harness.retrieve.binary import pack_signs
+from harness.retrieve.vector._sqlite import IN_CHUNK, immediate, now
+
+__all__ = ["CACHE_SCHEMA_VERSION", "EmbeddingCache", "cached_passage_embeddings", "embed_into_cache"]
+
+CACHE_SQL = """
+CREATE TABLE IF NOT EXISTS cache_keys(
+  key_id INTEGER PRIMARY KEY, model_id TEXT NOT NULL, weights_sha256 TEXT NOT NULL, chunker_id TEXT NOT NULL,
+  dim INTEGER NOT NULL, dtype TEXT NOT NULL, created_at TEXT NOT NULL,
+  UNIQUE(model_id, weights_sha256, chunker_id));
+CREATE TABLE IF NOT EXISTS embeddings(
+  id INTEGER PRIMARY KEY, key_id INTEGER NOT NULL, text_sha256 BLOB NOT NULL, vector BLOB NOT NULL,
+  UNIQUE(key_id, text_sha256));
+"""
+CACHE_SCHEMA_VERSION = 1
+"""``PRAGMA user_version`` of the cache file."""
+
+
+class EmbeddingCache:
+    """Float32 passage embeddings keyed by (model id, weights sha256, chunker id, text sha256).
+
+    Args:
+        path: the SQLite file (created with its folder if missing).
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = apsw.Connection(str(self.path))
+        self.conn.setbusytimeout(60_000)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        with immediate(self.conn):
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            has_tables = self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+            if has_tables and version != CACHE_SCHEMA_VERSION:
+                raise HarnessInputError(
+                    f"{self.path}: embedding cache schema {version}, expected {CACHE_SCHEMA_VERSION}; delete the file"
+                )
+            self.conn.execute(CACHE_SQL)
+            self.conn.execute(f"PRAGMA user_version={CACHE_SCHEMA_VERSION}")
+
+    @classmethod
+    def for_workdir(cls, workdir: str | Path) -> EmbeddingCache:
+        """The cache of a work directory: ``<workdir>/embeddings/cache.sqlite``."""
+        return cls(Path(workdir) / "embeddings" / "cache.sqlite")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    def key_id(self, model_id: str, weights_sha256: str, chunker_id: str, dim: int) -> int:
+        """The integer key of (model, weights, chunker), created on first use.
+
+        Raises:
+            HarnessInputError: the key exists with another dimension (a corrupt cache).
+        """
+        with immediate(self.conn):
+            row = self.conn.execute(
+                "SELECT key_id, dim FROM cache_keys WHERE model_id=? AND weights_sha256=? AND chunker_id=?",
+                (model_id, weights_sha256, chunker_id),
+            ).fetchone()
+            if row is None:
+                self.conn.execute(
+                    "INSERT INTO cache_keys(model_id, weights_sha256, chunker_id, dim, dtype, created_at) "
+                    "VALUES (?,?,?,?,?,?)",
+                    (model_id, weights_sha256, chunker_id, int(dim), "float32-le", now()),
+                )
+                return int(self.conn.last_insert_rowid())
+        if int(row[1]) != int(dim):
+            raise HarnessInputError(f"{self.path}: cache key {model_id}: stored dim {row[1]} != model dim {dim}")
+        return int(row[0])
+
+    def stale_keys(self, model_id: str, weights_sha256: str) -> list[dict]:
+        """Cache keys of ``model_id`` made with other weights (their vectors are never used for this model)."""
+        rows = self.conn.execute(
+            "SELECT k.key_id, k.weights_sha256, k.chunker_id, "
+            "(SELECT count(*) FROM embeddings e WHERE e.key_id=k.key_id) "
+            "FROM cache_keys k WHERE k.model_id=? AND k.weights_sha256<>?",
+            (model_id, weights_sha256),
+        ).fetchall()
+        return [{"key_id": r[0], "weights_sha256": r[1], "chunker_id": r[2], "n_vectors": r[3]} for r in rows]
+
+    def get_many(self, key_id: int, text_sha256: Sequence[str], dim: int) -> dict[str, np.ndarray]:
+        """``{text_sha256: float32 (dim,)}`` for the hashes present."""
+        out: dict[str, np.ndarray] = {}
+        shas = list(dict.fromkeys(text_sha256))
+        for i in range(0, len(shas), IN_CHUNK):
+            part = shas[i : i + IN_CHUNK]
+            marks = ",".join("?" * len(part))
+            for h, blob in self.conn.execute(
+                f"SELECT text_sha256, vector FROM embeddings WHERE key_id=? AND text_sha256 IN ({marks})",
+                (key_id, *(bytes.fromhex(s) for s in part)),
+            ):
+                v = np.frombuffer(blob, dtype="<f4")
+                if v.shape[0] != dim:
+                    raise HarnessInputError(f"{self.path}: cached vector of width {v.shape[0]} != {dim}")
+                out[bytes(h).hex()] = v.astype(np.float32)
+        return out
+
+    def put_many(self, key_id: int, text_sha256: Sequence[str], vectors: np.ndarray) -> None:
+        """Store vectors (one transaction; existing entries are kept)."""
+        vecs = np.asarray(vectors, dtype="<f4")
+        with immediate(self.conn):
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO embeddings(key_id, text_sha256, vector) VALUES (?,?,?)",
+                [(key_id, bytes.fromhex(s), vecs[i].tobytes()) for i, s in enumerate(text_sha256)],
+            )
+
+    def count(self, key_id: int) -> int:
+        """Number of vectors stored under ``key_id``."""
+        return int(self.conn.execute("SELECT count(*) FROM embeddings WHERE key_id=?", (key_id,)).fetchone()[0])
+
+
+def cached_passage_embeddings(
+    cache: EmbeddingCache,
+    embedder,
+    chunker_id: str,
+    texts: Sequence[str],
+    *,
+    batch_size: int = 2048,
+    progress=None,
+) -> tuple[np.ndarray, dict]:
+    """Passage embeddings of ``texts`` through the embedding cache: cached vectors are read, the others embedded
+    (passage prompt) and stored in committed batches, so an interrupted call loses at most one batch.
+
+    The key is the same as :meth:`VectorIndex.build`'s (model id, weights sha256, ``chunker_id``, dimension; texts by
+    the sha256 of their UTF-8 bytes), so chunks that ``harness embed`` already embedded are never embedded again.
+
+    Args:
+        cache: an open :class:`EmbeddingCache`.
+        embedder: a :class:`harness.retrieve.embed.Embedder` (or anything with ``model_id``, ``weights_sha256``,
+            ``dim`` and ``embed_passages``).
+        chunker_id: id of the chunker that made ``texts`` (part of the key).
+        texts: N passage texts (duplicates are embedded once).
+        batch_size: texts per embedded and committed batch (>= 1).
+        progress: optional callable ``progress(n)``: once after the cache read with the distinct texts found there,
+            then after each embedded batch with its size; the calls sum to the number of distinct texts.
+
+    Returns:
+        ``(vectors, stats)``: float32 array of shape (N, dim), row i for ``texts[i]``; ``stats`` has ``n_texts``,
+        ``n_cache_hits`` (distinct texts read from the cache), ``n_embedded`` (distinct texts sent to the model)
+        and ``embed_seconds``.
+
+    Raises:
+        HarnessInputError: the model returns the wrong shape or non-finite values (nothing of that batch is
+            stored), or the cache holds this key with another dimension.
+    """
+    if batch_size < 1:
+        raise HarnessInputError(f"batch_size={batch_size}: must be >= 1")
+    dim = int(embedder.dim)
+    key = cache.key_id(embedder.model_id, embedder.weights_sha256, chunker_id, dim)
+    shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+    first: dict[str, int] = {}
+    for i, h in enumerate(shas):
+        first.setdefault(h, i)
+    vecs = cache.get_many(key, list(first), dim)
+    missing = [h for h in first if h not in vecs]
+    stats = {"n_texts": len(texts), "n_cache_hits": len(vecs), "n_embedded": len(missing), "embed_seconds": 0.0}
+    if progress is not None:
+        progress(len(vecs))
+    for start in range(0, len(missing), batch_size):
+        part = missing[start : start + batch_size]
+        emb, secs = embed_into_cache(cache, key, embedder, part, [texts[first[h]] for h in part], dim)
+        stats["embed_seconds"] += secs
+        vecs.update({h: emb[i] for i, h in enumerate(part)})
+        if progress is not None:
+            progress(len(part))
+    out = np.empty((len(texts), dim), dtype=np.float32)
+    for i, h in enumerate(shas):
+        out[i] = vecs[h]
+    return out, stats
+
+
+def embed_into_cache(cache: EmbeddingCache, key: int, embedder, shas: list[str], texts: list[str], dim: int):
+    """Embed ``texts`` (passage prompt), check the (len(texts), dim) shape and finiteness, then commit them to the
+    cache under ``shas``; nothing is stored when a check fails. Returns ``(float32 (n, dim), embed_seconds)``."""
+    t0 = time.perf_counter()
+    emb = np.asarray(embedder.embed_passages(texts), dtype=np.float32)
+    secs = time.perf_counter() - t0
+    if emb.shape != (len(texts), dim):
+        raise HarnessInputError(f"embedder {embedder.model_id}: got shape {emb.shape}, expected ({len(texts)}, {dim})")
+    pack_signs(emb)  # refuse NaN/inf before anything is stored
+    cache.put_many(key, shas, emb)
+    return emb, secs

@@ -1,0 +1,445 @@
+"""The ``vector`` system: binary (1 bit per dimension) chunk vectors in sqlite-vec, ranked by Hamming distance.
+
+Chunk score = ``-hamming(query bits, chunk bits)``; a document's score is its best chunk's. Both rankings are the
+exact top ``depth`` under the project's tie rule (score descending, then id ascending as strings;
+:func:`harness.ranking.top_k_by_distance`), computed on a tie-complete candidate set from one of three engines
+(:mod:`harness.retrieve.vector.engines`: ``sqlite-vec``, ``numpy``, ``faiss``) that return identical rankings.
+A search over a partial index only sees chunks of the slice's documents, even when the table holds more. Queries
+are binarised exactly like the index's chunks (sign bits, or centred on the index's mean: :meth:`pack_queries`); a
+:class:`VectorIndex` remembers its mean and refuses to search once another build has re-centred its table.
+
+Flags per query: ``empty_query`` (blank text: empty rankings), ``chunk_tie_at_boundary`` / ``doc_tie_at_boundary``
+(some chunk/document left out has the same distance as the last one kept, so the id rule decided the cut),
+``tie_at_boundary`` (either), ``knn_fallback``.
+
+Options of a ``vector`` system in a run (:class:`VectorOptions`): ``model``, ``index_fraction`` / ``until`` (the
+slice, :mod:`harness.retrieve.vector.slices`), ``backend``, ``binarize``; ``vector:binarize=centered`` and
+``vector`` are two systems of one run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from harness.corpus.store import Corpus
+from harness.errors import HarnessInputError
+from harness.ranking import id_rank, top_k_by_distance
+from harness.retrieve.base import QueryResult, SystemContext
+from harness.retrieve.binary import BIT_ORDER, binarisation_rule, check_dim, pack_centered, pack_signs
+from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
+from harness.retrieve.vector.engines import (
+    BACKENDS,
+    SQLITE_VEC_K_MAX,
+    FaissEngine,
+    HammingEngine,
+    NumpyEngine,
+    SqliteVecEngine,
+)
+from harness.retrieve.vector.slices import CorpusSlice, parse_date, select_slice
+from harness.retrieve.vector.store import build_table, embedder_config
+
+__all__ = ["VectorIndex", "VectorOptions", "open_vector_system"]
+
+
+class VectorOptions(BaseModel):
+    """Options of a ``vector`` system (the CLI's ``--model``, ``--index-fraction``, ``--until``,
+    ``--vector-backend`` and ``--binarize`` are the defaults of every ``vector`` system of a run).
+
+    Attributes:
+        model: embedding model (:func:`harness.retrieve.embed.load_embedder`: ``wordllama`` (default), ``minilm``, a
+            local folder or a hub id).
+        index_fraction: index the shortest chronological prefix of whole documents holding this share of the
+            chunks, in (0, 1]; ``None``: the whole corpus.
+        until: index the documents dated up to this ISO date (exclusive with ``index_fraction``).
+        backend: Hamming search engine, ``sqlite-vec`` (default), ``numpy`` or ``faiss``: identical results.
+        binarize: ``sign`` (bit = value > 0; default) or ``centered`` (bit = value > the slice's mean).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = DEFAULT_MODEL
+    index_fraction: float | None = Field(None, gt=0, le=1, allow_inf_nan=False)
+    until: str | None = None
+    backend: Literal["sqlite-vec", "numpy", "faiss"] = "sqlite-vec"
+    binarize: Literal["sign", "centered"] = "sign"
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model(cls, value: object) -> object:
+        return DEFAULT_MODEL if value is None or (isinstance(value, str) and not value.strip()) else value
+
+    @field_validator("index_fraction", "until", mode="before")
+    @classmethod
+    def _none(cls, value: object) -> object:
+        """``""`` or ``"none"`` (as in ``vector:until=none``) clears a slice option the run's defaults set."""
+        return None if isinstance(value, str) and value.strip().lower() in ("", "none") else value
+
+    @field_validator("until")
+    @classmethod
+    def _until(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_date(value, "until")
+            except HarnessInputError:
+                raise ValueError(f"{value!r} is not an ISO date (YYYY-MM-DD)") from None
+        return value
+
+    @model_validator(mode="after")
+    def _one_slice(self) -> VectorOptions:
+        if self.index_fraction is not None and self.until is not None:
+            raise ValueError("index_fraction and until are mutually exclusive; give one")
+        return self
+
+
+class VectorIndex:
+    """Binary vectors of a corpus (slice) in sqlite-vec; implements the ``Retriever`` protocol as ``"vector"``.
+
+    Build with :meth:`build`. Attributes: ``corpus``, ``embedder``, ``table`` (vec0 table name), ``slice``
+    (:class:`CorpusSlice`), ``backend`` (``"sqlite-vec"``, ``"numpy"`` or ``"faiss"``), ``build_stats`` (dict),
+    ``binarize`` (``"sign"`` or ``"centered"``), ``center`` (the float32 ``(dim,)`` centring vector, ``None`` for
+    sign bits).
+    """
+
+    name = "vector"
+
+    def __init__(
+        self,
+        corpus: Corpus,
+        embedder,
+        table: str,
+        corpus_slice: CorpusSlice,
+        *,
+        backend: str,
+        stats: dict,
+        binarize: str = "sign",
+        center: np.ndarray | None = None,
+    ):
+        if backend not in BACKENDS:
+            raise HarnessInputError(f"backend: {backend!r} is not one of {', '.join(map(repr, BACKENDS))}")
+        binarisation_rule(binarize)
+        if (binarize == "centered") != (center is not None):
+            raise HarnessInputError(f"{table}: binarize={binarize!r} needs a centring vector exactly when centred")
+        self.binarize = binarize
+        self.center = None if center is None else np.array(center, dtype=np.float32).reshape(-1)
+        if self.center is not None:
+            self.center.setflags(write=False)
+        self.corpus = corpus
+        self.embedder = embedder
+        self.table = table
+        self.slice = corpus_slice
+        self.backend = backend
+        self.build_stats = stats
+        self.dim = int(embedder.dim)
+        self.nbytes = check_dim(self.dim)
+        self._doc_set = frozenset(corpus_slice.doc_ids)
+        rows = corpus.conn.execute("SELECT rowid, chunk_id, doc_id FROM chunks ORDER BY rowid").fetchall()
+        rows = [r for r in rows if r[2] in self._doc_set]
+        self._rowids = np.array([r[0] for r in rows], dtype=np.int64)
+        self._chunk_ids = [r[1] for r in rows]
+        self._chunk_rank = id_rank(self._chunk_ids)
+        self._doc_ids = sorted(self._doc_set)
+        doc_index = {d: i for i, d in enumerate(self._doc_ids)}
+        self._doc_rank = np.arange(len(self._doc_ids), dtype=np.int64)  # _doc_ids is sorted
+        self._doc_idx = np.array([doc_index[r[2]] for r in rows], dtype=np.int64)
+        max_rowid = int(corpus.conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0])
+        self._slot = np.full(max_rowid + 1, -1, dtype=np.int64)
+        self._slot[self._rowids] = np.arange(len(rows), dtype=np.int64)
+        self._max_pos = corpus_slice.n_docs
+        self._filter = not corpus_slice.is_full
+        self._bits: np.ndarray | None = None
+        self._engines: dict[str, HammingEngine] = {}  # made on first search with each backend
+        self.search_stats = {"queries": 0, "knn_calls": 0, "knn_fallbacks": 0, "faiss_searches": 0}
+
+    # ---- build ---------------------------------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        corpus: Corpus,
+        workdir: str | Path,
+        embedder,
+        *,
+        index_fraction: float | None = None,
+        until: str | None = None,
+        progress: bool = False,
+        batch_chunks: int = 2048,
+        backend: str = "sqlite-vec",
+        binarize: str = "sign",
+    ) -> VectorIndex:
+        """Build, extend or reuse the vector index of ``corpus`` (or a chronological slice of it).
+
+        Args:
+            corpus: an open :class:`Corpus` (read-write: the index is a table in its database).
+            workdir: work directory; the embedding cache is ``<workdir>/embeddings/cache.sqlite``.
+            embedder: an :class:`harness.retrieve.embed.Embedder` (anything with ``model_id``, ``weights_sha256``,
+                ``dim``, ``embed_passages``, ``embed_queries``, ``config``).
+            index_fraction, until: the slice (see :func:`select_slice`); default the whole corpus.
+            progress: show a rich progress bar.
+            batch_chunks: chunks per committed batch.
+            backend: default search backend, ``"sqlite-vec"``, ``"numpy"`` or ``"faiss"`` (optional package).
+            binarize: ``"sign"`` (default: bit = value > 0) or ``"centered"`` (bit = value > the slice's mean;
+                its own table; see "Centring rule" in the module docstring).
+
+        Returns:
+            The index; ``build_stats`` has ``n_slice_chunks``, ``n_already_indexed``, ``n_inserted``,
+            ``n_cache_hits``, ``n_embedded`` (texts sent to the model), ``seconds``, ``embed_seconds``,
+            ``texts_per_second``, ``dropped_stale_tables``, ``rebuilt``, ``stale_cache_keys``; centred builds also
+            ``center`` (``{"n_chunks", "mean_sha256", "recentred", "n_cleared"}``: whether the recorded mean
+            changed and how many rows were re-binarised for it). In a centred build ``n_cache_hits`` counts every
+            slice chunk read from the cache (the mean needs them all), not only the inserted ones.
+
+        Raises:
+            HarnessInputError: a read-only corpus, a bad slice, a dimension that is not a multiple of 8, an unknown
+                ``binarize``.
+        """
+        if batch_chunks <= 0:
+            raise HarnessInputError(f"batch_chunks must be positive, got {batch_chunks}")
+        check_dim(int(embedder.dim))
+        binarisation_rule(binarize)
+        if corpus.conn.readonly("main"):
+            raise HarnessInputError(f"{corpus.path}: opened read-only; cannot build the vector index")
+        sl = select_slice(corpus, index_fraction=index_fraction, until=until)
+        table, center, stats = build_table(
+            corpus, workdir, embedder, sl, binarize=binarize, batch_chunks=batch_chunks, progress=progress
+        )
+        return cls(corpus, embedder, table, sl, backend=backend, stats=stats, binarize=binarize, center=center)
+
+    # ---- coverage and config ---------------------------------------------------------------------------------------
+
+    def is_fully_indexed(self, doc_id: str) -> bool:
+        """True when every chunk of ``doc_id`` is in the searched slice."""
+        return doc_id in self._doc_set
+
+    @property
+    def indexed_doc_ids(self) -> frozenset[str]:
+        """Documents of the searched slice (all fully indexed)."""
+        return self._doc_set
+
+    def coverage(self) -> dict:
+        """What the index covers.
+
+        Returns:
+            ``{"n_indexed_chunks", "n_total_chunks", "chunk_fraction", "n_indexed_docs", "n_total_docs",
+            "index_fraction", "until", "first_date", "last_date", "indexed_doc_ids" (chronological)}``.
+        """
+        docs = self.corpus.documents()
+        ids = list(self.slice.doc_ids)
+        dates = [docs[d].date for d in ids if docs[d].date]
+        return {
+            "n_indexed_chunks": self.slice.n_chunks,
+            "n_total_chunks": self.slice.n_total_chunks,
+            "chunk_fraction": self.slice.n_chunks / self.slice.n_total_chunks if self.slice.n_total_chunks else 0.0,
+            "n_indexed_docs": self.slice.n_docs,
+            "n_total_docs": self.slice.n_total_docs,
+            "index_fraction": self.slice.index_fraction,
+            "until": self.slice.until,
+            "first_date": min(dates) if dates else None,
+            "last_date": max(dates) if dates else None,
+            "indexed_doc_ids": ids,
+        }
+
+    def config(self) -> dict:
+        """Everything that identifies the system's behaviour (for the run manifest)."""
+        cov = self.coverage()
+        cov.pop("indexed_doc_ids")
+        return {
+            "system": self.name,
+            "embedder": embedder_config(self.embedder),
+            "model_id": self.embedder.model_id,
+            "weights_sha256": self.embedder.weights_sha256,
+            "dim": self.dim,
+            "binarize": self.binarize,
+            "binarisation": binarisation_rule(self.binarize),
+            "bit_order": BIT_ORDER,
+            "distance": "hamming",
+            "chunk_score": "-hamming",
+            "doc_score": "best chunk (max of chunk scores)",
+            "tie_rule": "score desc, then id asc (string); exact at the boundary",
+            "backend": self.backend,
+            "table": self.table,
+            "corpus_hash": self.corpus.manifest.corpus_hash,
+            "chunker_id": self.corpus.manifest.chunker_id,
+            "sqlite_vec_version": self.corpus.conn.execute("SELECT vec_version()").fetchone()[0],
+            "knn_k_max": SQLITE_VEC_K_MAX,
+            "coverage": cov,
+            **({} if self.center is None else {"center": self._center_info()}),
+        }
+
+    def _center_info(self) -> dict:
+        blob = self.center.astype("<f4").tobytes()
+        return {
+            "n_chunks": self.slice.n_chunks,
+            "mean_sha256": hashlib.sha256(blob).hexdigest(),
+            "rule": "float32 mean of the slice's chunk embeddings (float64 sums), applied to chunks and queries",
+        }
+
+    # ---- binarisation of queries -----------------------------------------------------------------------------------
+
+    def pack_queries(self, embeddings: np.ndarray) -> np.ndarray:
+        """Query embeddings ``float (m, dim)`` (or ``(dim,)``) as packed bits, binarised exactly like the index's
+        chunks (sign bits, or centred on the index's mean): ``uint8 (m, dim/8)``, LSB first.
+
+        Raises:
+            HarnessInputError: NaN/inf values; a width other than ``dim``.
+        """
+        x = np.asarray(embeddings)
+        if x.ndim not in (1, 2) or x.shape[-1] != self.dim:
+            raise HarnessInputError(f"query embeddings of shape {x.shape}; the index has dim {self.dim}")
+        if self.center is None:
+            return pack_signs(x)
+        return pack_centered(x, self.center)
+
+    def query_bits(self, texts: Sequence[str]) -> np.ndarray:
+        """``pack_queries(embedder.embed_queries(texts))``: ``uint8 (len(texts), dim/8)``, for :meth:`search_packed`."""
+        return self.pack_queries(np.asarray(self.embedder.embed_queries(list(texts))))
+
+    def _check_center(self) -> None:
+        """Refuse to search a centred table another build has re-centred since this object was built."""
+        if self.center is None:
+            return
+        row = self.corpus.conn.execute("SELECT mean FROM vector_centers WHERE table_name=?", (self.table,)).fetchone()
+        if row is None or bytes(row[0]) != self.center.astype("<f4").tobytes():
+            raise HarnessInputError(
+                f"{self.corpus.path}: {self.table} was re-centred by another build (another slice) since this index "
+                "was opened; build it again"
+            )
+
+    # ---- search ----------------------------------------------------------------------------------------------------
+
+    def search(
+        self, queries: Sequence[str], *, doc_depth: int, chunk_depth: int, backend: str | None = None
+    ) -> list[QueryResult]:
+        """Rank documents and chunks for each query (same order as ``queries``).
+
+        Args:
+            queries: query texts.
+            doc_depth, chunk_depth: ranking depths (>= 0).
+            backend: override the index's default backend (``"sqlite-vec"``, ``"numpy"`` or ``"faiss"``).
+
+        Returns:
+            One :class:`QueryResult` per query (blank queries: empty rankings, flag ``empty_query``).
+        """
+        texts = list(queries)
+        live = [i for i, q in enumerate(texts) if isinstance(q, str) and q.strip()]
+        packed = self.query_bits([texts[i] for i in live]) if live else None
+        out: list[QueryResult] = [QueryResult(docs=[], chunks=[], flags={"empty_query": True}) for _ in texts]
+        if live:
+            res = self.search_packed(packed, doc_depth=doc_depth, chunk_depth=chunk_depth, backend=backend)
+            for i, r in zip(live, res, strict=True):
+                out[i] = r
+        return out
+
+    def search_packed(
+        self, packed: np.ndarray, *, doc_depth: int, chunk_depth: int, backend: str | None = None
+    ) -> list[QueryResult]:
+        """:meth:`search` on query bits already packed (``uint8 (m, dim/8)``, LSB first), binarised like the index's
+        chunks (:meth:`pack_queries` / :meth:`query_bits`).
+
+        Raises:
+            HarnessInputError: a bad backend or depth, a width other than ``dim / 8`` bytes, a centred table that
+                another build has re-centred since this index was built.
+        """
+        be = backend or self.backend
+        if be not in BACKENDS:
+            raise HarnessInputError(f"backend: {be!r} is not one of {', '.join(map(repr, BACKENDS))}")
+        if doc_depth < 0 or chunk_depth < 0:
+            raise HarnessInputError(f"depths must be >= 0 (doc_depth={doc_depth}, chunk_depth={chunk_depth})")
+        q = np.ascontiguousarray(np.asarray(packed, dtype=np.uint8))
+        if q.ndim == 1:
+            q = q[None, :]
+        if q.shape[1] != self.nbytes:
+            raise HarnessInputError(f"query bits: {q.shape[1]} bytes per vector, index has {self.nbytes}")
+        self._check_center()
+        self.search_stats["queries"] += q.shape[0]
+        cands = self._engine(be).candidates(q, chunk_depth, doc_depth)
+        return [self._rank(idx, d, chunk_depth, doc_depth, flags) for idx, d, flags in cands]
+
+    def _engine(self, backend: str) -> HammingEngine:
+        """The engine of ``backend`` (made once per index)."""
+        if backend not in self._engines:
+            if backend == "numpy":
+                engine: HammingEngine = NumpyEngine(self._load_bits)
+            elif backend == "faiss":
+                engine = FaissEngine(self.dim, self._load_bits, self._doc_idx, self.search_stats)
+            else:
+                max_pos = self._max_pos if self._filter else None
+                engine = SqliteVecEngine(
+                    self.corpus.conn, self.table, self._slot, self._doc_idx, max_pos, self._load_bits, self.search_stats
+                )
+            self._engines[backend] = engine
+        return self._engines[backend]
+
+    def _rank(self, idx, dist: np.ndarray, chunk_depth: int, doc_depth: int, flags: dict) -> QueryResult:
+        """Exact rankings from a tie-complete candidate set (``idx=None``: every slice chunk, ``dist`` per chunk)."""
+        if idx is None:
+            idx = np.arange(dist.shape[0], dtype=np.int64)
+        top, ctie = top_k_by_distance(dist, self._chunk_rank[idx], chunk_depth)
+        chunks = [(self._chunk_ids[idx[j]], float(-int(dist[j]))) for j in top]
+        big = np.iinfo(np.int64).max
+        best = np.full(len(self._doc_ids), big, dtype=np.int64)
+        np.minimum.at(best, self._doc_idx[idx], dist.astype(np.int64))
+        present = np.flatnonzero(best < big)
+        dtop, dtie = top_k_by_distance(best[present], self._doc_rank[present], doc_depth)
+        docs = [(self._doc_ids[present[j]], float(-int(best[present[j]]))) for j in dtop]
+        flags = dict(flags)
+        if ctie:
+            flags["chunk_tie_at_boundary"] = True
+        if dtie:
+            flags["doc_tie_at_boundary"] = True
+        if ctie or dtie:
+            flags["tie_at_boundary"] = True
+        return QueryResult(docs=docs, chunks=chunks, flags=flags)
+
+    def _load_bits(self) -> np.ndarray:
+        """Packed bits of the slice's chunks in slice order (read once from the vec0 table)."""
+        if self._bits is None:
+            bits = np.zeros((self._rowids.shape[0], self.nbytes), dtype=np.uint8)
+            seen = np.zeros(self._rowids.shape[0], dtype=bool)
+            for rid, blob in self.corpus.conn.execute(f'SELECT rowid, embedding FROM "{self.table}"'):
+                if rid < self._slot.shape[0] and (s := self._slot[rid]) >= 0:
+                    bits[s] = np.frombuffer(blob, dtype=np.uint8)
+                    seen[s] = True
+            if not seen.all():
+                raise HarnessInputError(f"{self.table}: {int((~seen).sum())} slice chunks have no vector")
+            self._bits = bits
+        return self._bits
+
+    def packed_bits(self) -> tuple[list[str], np.ndarray]:
+        """``(chunk_ids, bits)``: the slice's chunk ids (rowid order) and their packed bits ``uint8 (n, dim/8)``, as
+        stored (sign or centred bits; compare with :meth:`pack_queries` of the query embeddings)."""
+        self._check_center()
+        return list(self._chunk_ids), self._load_bits().copy()
+
+
+def open_vector_system(context: SystemContext, options: VectorOptions) -> VectorIndex:
+    """The ``vector`` system of a run (registry factory): load the embedder ``options.model`` and build, extend or
+    reuse the index of the slice the options name.
+
+    Args:
+        context: corpus (read-write), work directory (embedding cache, extracted models), progress, log.
+        options: the system's :class:`VectorOptions`.
+
+    Raises:
+        HarnessInputError: what :func:`harness.retrieve.embed.load_embedder` and :meth:`VectorIndex.build` raise.
+    """
+    t0 = time.perf_counter()
+    embedder = load_embedder(options.model, models_dir=Path(context.workdir) / "models")
+    index = VectorIndex.build(
+        context.corpus,
+        context.workdir,
+        embedder,
+        index_fraction=options.index_fraction,
+        until=options.until,
+        progress=context.progress,
+        backend=options.backend,
+        binarize=options.binarize,
+    )
+    context.log(f"vector: index ready in {time.perf_counter() - t0:.1f} s")
+    return index

@@ -1,0 +1,316 @@
+"""The known-item systems: scorer factories and the two scorer kinds they build.
+
+A *scorer factory* takes a :class:`ScorerInputs` (the chunk and query texts, their analysed tokens, the chunker id,
+the embedding model, the work directory) and returns ``(scorer, config)``: a :class:`~.search.Scorer` for
+:func:`~.search.known_item_search` and a JSON-serialisable dict identifying the system (it goes to
+``summary.json``). :data:`SCORERS` maps each system name to its factory. Every factory is a plain module-level
+function, so a system registry can point at one by dotted path (``harness.studies.known_item.scorers:bm25_scorer``)
+and a new system is one function plus one line in :data:`SCORERS`.
+
+All scores are non-negative and only positive ones count as retrieved. :class:`SparseScorer` accumulates term
+weights in a fixed order, so ties between chunks with identical term weights are bit-exact; :class:`HammingScorer`
+scores are integers (agreeing bits) stored exactly in float32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import scipy.sparse as sp
+
+from harness.corpus.store import DAMAGE_ERRORS
+from harness.errors import HarnessInputError
+from harness.progress import progress_bar
+from harness.studies.known_item.search import Scorer
+
+__all__ = [
+    "EMBED_BLOCK",
+    "SCORERS",
+    "SYSTEMS",
+    "HammingScorer",
+    "ScorerFactory",
+    "ScorerInputs",
+    "SparseScorer",
+    "bm25_scorer",
+    "get_scorer_factory",
+    "tfidf_scorer",
+    "vector_scorer",
+]
+
+
+class SparseScorer:
+    """Scores of a block of queries as ``Q[start:stop] @ W.T`` accumulated densely (float32).
+
+    Each query's term weights times the index's posting lists are added term by term in the query row's order, so
+    two chunks with identical term weights get bit-identical scores (ties are exact).
+
+    Args:
+        index_t: shape (V, N) CSR, term x chunk weights (non-negative).
+        queries: shape (Q, V) CSR, query term weights.
+
+    Raises:
+        ValueError: the vocabularies (``V``) differ.
+    """
+
+    def __init__(self, index_t: sp.csr_matrix, queries: sp.csr_matrix):
+        self.index_t = index_t.tocsr()
+        self.queries = queries.tocsr()
+        if self.index_t.shape[0] != self.queries.shape[1]:
+            raise ValueError(f"shapes: queries {self.queries.shape}, index_t {self.index_t.shape}")
+        self.n_queries, self.n_chunks = self.queries.shape[0], self.index_t.shape[1]
+        self.dtype = np.result_type(self.index_t.dtype, self.queries.dtype, np.float32)
+
+    def empty_queries(self) -> np.ndarray:
+        """shape (Q,), bool: queries without any index term."""
+        return np.diff(self.queries.indptr) == 0
+
+    def __call__(self, out: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """Scores of queries ``start:stop`` written into ``out[: stop - start]`` (see :class:`~.search.Scorer`)."""
+        s = out[: stop - start]
+        s.fill(0.0)
+        qp, qi, qv = self.queries.indptr, self.queries.indices, self.queries.data
+        ip, ix, dat = self.index_t.indptr, self.index_t.indices, self.index_t.data
+        for r in range(stop - start):
+            row = s[r]
+            for k in range(qp[start + r], qp[start + r + 1]):
+                t = qi[k]
+                a, b = ip[t], ip[t + 1]
+                if b > a:
+                    row[ix[a:b]] += qv[k] * dat[a:b]
+        return s
+
+
+class HammingScorer:
+    """Scores of a block of queries as the number of agreeing sign bits, ``D - hamming(q, c)`` (float32, exact).
+
+    Args:
+        query_bits: shape (Q, D/8) packed query bits (:func:`harness.retrieve.binary.pack_signs`).
+        chunk_bits: shape (N, D/8) packed chunk bits, same convention.
+        dim: D.
+    """
+
+    def __init__(self, query_bits: np.ndarray, chunk_bits: np.ndarray, dim: int):
+        self.query_bits, self.chunk_bits, self.dim = query_bits, chunk_bits, int(dim)
+        self.n_queries, self.n_chunks = query_bits.shape[0], chunk_bits.shape[0]
+        self.dtype = np.dtype(np.float32)
+
+    def empty_queries(self) -> np.ndarray:
+        """shape (Q,), bool: never empty (every text has an embedding)."""
+        return np.zeros(self.n_queries, dtype=bool)
+
+    def __call__(self, out: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """Scores of queries ``start:stop`` written into ``out[: stop - start]`` (see :class:`~.search.Scorer`)."""
+        from harness.retrieve.binary import hamming_distances
+
+        s = out[: stop - start]
+        np.subtract(self.dim, hamming_distances(self.query_bits[start:stop], self.chunk_bits), out=s, casting="unsafe")
+        return s
+
+
+@dataclass(frozen=True)
+class ScorerInputs:
+    """What a scorer factory builds a system from (chunks and queries of one :class:`~.corpus.ChunkedCorpus`).
+
+    Attributes:
+        chunk_texts: the N chunk texts (index order).
+        query_texts: the Q query texts.
+        chunk_tokens: the N chunk texts analysed (``es-snowball-fold-v1``).
+        query_tokens: the Q query texts analysed the same way.
+        chunker_id: the chunker that made the chunks (the embedding cache's key).
+        model: embedding model of the ``vector`` system (``None``: the default model).
+        workdir: work directory whose embedding cache the ``vector`` system shares (``None``: embed in memory).
+        progress: show progress bars.
+    """
+
+    chunk_texts: Sequence[str]
+    query_texts: Sequence[str]
+    chunk_tokens: Sequence[Sequence[str]]
+    query_tokens: Sequence[Sequence[str]]
+    chunker_id: str = "md-words-v1"
+    model: str | None = None
+    workdir: Path | None = None
+    progress: bool = False
+
+
+class ScorerFactory(Protocol):
+    """A known-item system: builds ``(scorer, config)`` from :class:`ScorerInputs`."""
+
+    def __call__(self, inputs: ScorerInputs) -> tuple[Scorer, dict]: ...
+
+
+def bm25_scorer(inputs: ScorerInputs) -> tuple[SparseScorer, dict]:
+    """The ``bm25`` system: bm25s ``lucene`` weights (k1 1.5, b 0.75; :mod:`harness.retrieve.bm25`) of the chunk
+    tokens as a (V, N) term x chunk matrix, and each query as a (1, V) row of its term counts (with multiplicity,
+    as bm25s's ``get_scores`` sums a repeated term once per occurrence), so ``Q @ W.T`` is bm25s's score.
+
+    Returns:
+        ``(SparseScorer, config)``; config: ``{"system": "bm25", "library": "bm25s <version>", "params": ...}``.
+    """
+    import bm25s
+
+    from harness.retrieve.analyzer import SpanishAnalyzer
+    from harness.retrieve.bm25 import BM25_PARAMS, BM25Index
+
+    n = len(inputs.chunk_tokens)
+    idx = BM25Index.build([str(i) for i in range(n)], inputs.chunk_tokens, SpanishAnalyzer())
+    sc = idx.retriever.scores
+    v = len(sc["indptr"]) - 1
+    index_t = sp.csr_matrix(
+        (np.asarray(sc["data"], dtype=np.float32), np.asarray(sc["indices"]), np.asarray(sc["indptr"])),
+        shape=(v, int(sc["num_docs"])),
+    )
+    vocab = idx.vocab
+    rows, cols = [], []
+    for i, toks in enumerate(inputs.query_tokens):
+        ids = [vocab[t] for t in toks if t in vocab and vocab[t] < v]
+        rows.extend([i] * len(ids))
+        cols.extend(ids)
+    q = sp.csr_matrix(
+        (np.ones(len(rows), dtype=np.float32), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
+        shape=(len(inputs.query_tokens), v),
+    )
+    q.sum_duplicates()
+    config = {"system": "bm25", "library": f"bm25s {bm25s.__version__}", "params": BM25_PARAMS}
+    return SparseScorer(index_t, q), config
+
+
+def _identity(tokens):
+    return tokens
+
+
+def tfidf_scorer(inputs: ScorerInputs) -> tuple[SparseScorer, dict]:
+    """The ``tfidf`` system: scikit-learn ``TfidfVectorizer`` (raw tf, smooth idf ``ln((1 + n) / (1 + df)) + 1``,
+    l2-normalised rows) over the analysed tokens, cosine similarity (the dot product of l2-normalised rows).
+
+    Returns:
+        ``(SparseScorer, config)``; config names the library version and the vectoriser's parameters.
+    """
+    import sklearn
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(analyzer=_identity, lowercase=False, dtype=np.float32)
+    x = vec.fit_transform(inputs.chunk_tokens)
+    q = vec.transform(inputs.query_tokens).tocsr()
+    index_t = x.T.tocsr()
+    params = {k: vec.get_params()[k] for k in ("norm", "use_idf", "smooth_idf", "sublinear_tf")}
+    config = {
+        "system": "tfidf",
+        "library": f"scikit-learn {sklearn.__version__}",
+        "params": params,
+        "similarity": "cosine",
+    }
+    return SparseScorer(index_t, q.astype(np.float32)), config
+
+
+EMBED_BLOCK = 4096  # texts (queries, in-memory passages) embedded per call; fixed, so the display changes nothing
+
+
+def _embed_in_blocks(fn, texts: Sequence[str], dim: int, progress: bool, label: str) -> np.ndarray:
+    """``fn(texts)`` (an embedder's ``embed_queries`` / ``embed_passages``) called on consecutive blocks of
+    :data:`EMBED_BLOCK` texts, rows stacked in input order (float32, shape (len(texts), dim)), a progress
+    bar advanced per block."""
+    parts = []
+    with progress_bar(label, len(texts), enabled=progress) as cb:
+        for s in range(0, len(texts), EMBED_BLOCK):
+            parts.append(np.asarray(fn(list(texts[s : s + EMBED_BLOCK])), dtype=np.float32))
+            if cb is not None:
+                cb(len(parts[-1]))
+    return np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
+
+
+def _cached_chunk_embeddings(emb, inputs: ScorerInputs, label: str) -> tuple[np.ndarray, dict]:
+    """Chunk embeddings through the work directory's shared embedding cache, and the cache statistics.
+
+    Raises:
+        HarnessInputError: the cache file is damaged (it is shared with other runs and costly to rebuild, so it is
+            not removed: the message says how to).
+    """
+    from harness.retrieve.vector import EmbeddingCache, cached_passage_embeddings
+
+    path = Path(inputs.workdir) / "embeddings" / "cache.sqlite"
+    try:
+        cache = EmbeddingCache.for_workdir(inputs.workdir)
+        try:
+            texts = list(inputs.chunk_texts)
+            with progress_bar(f"{label} chunks (cache)", len(set(texts)), enabled=inputs.progress) as cb:
+                passages, stats = cached_passage_embeddings(cache, emb, inputs.chunker_id, texts, progress=cb)
+        finally:
+            cache.close()
+    except DAMAGE_ERRORS as exc:
+        raise HarnessInputError(
+            f"{path}: damaged embedding cache ({type(exc).__name__}: {exc}); it holds derived vectors only, but "
+            "other runs may be reading it and re-embedding is slow, so harness leaves it: when no harness process "
+            f"uses this work directory, delete {path.name} and its -wal/-shm files in {path.parent} and run again"
+        ) from None
+    return passages, {"path": str(path), **stats}
+
+
+def vector_scorer(inputs: ScorerInputs) -> tuple[HammingScorer, dict]:
+    """The ``vector`` system: sign bits of sentence-transformers embeddings, scored by agreeing bits.
+
+    Chunks are embedded with the embedder's passage prompt, queries with its query prompt
+    (:func:`harness.retrieve.embed.load_embedder`, default model ``wordllama-l2-supercat-256``), binarised with
+    :func:`harness.retrieve.binary.pack_signs` (bit = value > 0); score = ``D - hamming``, so ranking by score is
+    ranking by Hamming distance ascending, ties by chunk id. With ``workdir``, chunk embeddings go through the
+    shared embedding cache ``<workdir>/embeddings/cache.sqlite`` under ``chunker_id``
+    (:func:`harness.retrieve.vector.cached_passage_embeddings`): at 100-word chunks these are the vectors
+    ``harness embed`` stores, so nothing is embedded twice; other chunk sizes get their own key. Queries are
+    always embedded (they carry the query prompt), :data:`EMBED_BLOCK` at a time. Without ``workdir``
+    everything is embedded in memory. ``progress`` shows a bar for the chunk embeddings (cache hits count as done)
+    and one for the queries.
+
+    Returns:
+        ``(HammingScorer, config)``; config names the embedder, the bit rule and (with ``workdir``) the cache's
+        path and hit counts.
+
+    Raises:
+        HarnessInputError: "vector system unavailable: ..." when the embedding stack cannot be imported or the
+            model cannot be loaded; a damaged embedding cache (see :func:`_cached_chunk_embeddings`).
+    """
+    try:
+        from harness.retrieve.binary import pack_signs
+        from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
+    except ImportError as exc:  # pragma: no cover - depends on the optional [vectors] extra
+        raise HarnessInputError(f"vector system unavailable: {exc} (install the [vectors] extra)") from None
+    try:
+        emb = load_embedder(inputs.model or DEFAULT_MODEL)
+    except ImportError as exc:  # pragma: no cover - depends on the optional [vectors] extra
+        raise HarnessInputError(f"vector system unavailable: {exc} (install the [vectors] extra)") from None
+    except HarnessInputError as exc:
+        raise HarnessInputError(f"vector system unavailable: {exc}") from None
+    label = f"embed {emb.model_id}"
+    cache_stats: dict | None = None
+    if inputs.workdir is None:
+        passages = _embed_in_blocks(emb.embed_passages, inputs.chunk_texts, emb.dim, inputs.progress, f"{label} chunks")
+    else:
+        passages, cache_stats = _cached_chunk_embeddings(emb, inputs, label)
+    chunk_bits = pack_signs(passages)
+    queries = _embed_in_blocks(emb.embed_queries, inputs.query_texts, emb.dim, inputs.progress, f"{label} queries")
+    query_bits = pack_signs(queries)
+    config = {"system": "vector", "embedder": emb.config(), "bits": "value > 0, LSB first", "score": "dim - hamming"}
+    if cache_stats is not None:
+        config["embedding_cache"] = cache_stats
+    return HammingScorer(query_bits, chunk_bits, emb.dim), config
+
+
+SCORERS: dict[str, ScorerFactory] = {"bm25": bm25_scorer, "tfidf": tfidf_scorer, "vector": vector_scorer}
+"""The known-item systems by name."""
+
+SYSTEMS = tuple(SCORERS)
+"""The known-item system names."""
+
+
+def get_scorer_factory(name: str) -> ScorerFactory:
+    """The factory of the system ``name`` in :data:`SCORERS`.
+
+    Raises:
+        HarnessInputError: unknown name (the message lists the known ones).
+    """
+    try:
+        return SCORERS[name]
+    except KeyError:
+        raise HarnessInputError(f"--systems: unknown system {name!r} (known: {', '.join(SCORERS)})") from None

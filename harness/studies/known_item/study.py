@@ -1,0 +1,536 @@
+"""Rule 5's summaries and the study runs of :mod:`harness.studies.known_item`: one known-item run
+(:func:`run_known_item`), the same at several chunk sizes (:func:`run_chunk_size_sensitivity`), and a run followed
+by the coverage study (:func:`run_study`); their output files; the paired comparison of two systems.
+
+Files written (atomically, into ``out_dir``): ``outcomes.jsonl.gz`` (one record per system and query),
+``per_document.jsonl`` (per system and document: ``n``, ``s``, ``rate``), ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from harness.errors import HarnessInputError
+from harness.io import atomic_directory, atomic_write_json, check_output_location, read_jsonl
+from harness.progress import progress_bar
+from harness.ranking import id_rank as rank_ids
+from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
+from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
+from harness.studies.known_item.scorers import ScorerInputs, get_scorer_factory
+from harness.studies.known_item.search import KnownItemOutcomes, known_item_search
+
+__all__ = [
+    "PUBLISHED",
+    "KnownItemResult",
+    "SensitivityResult",
+    "StudyResult",
+    "paired_comparison",
+    "read_outcomes",
+    "run_chunk_size_sensitivity",
+    "run_known_item",
+    "run_study",
+]
+
+#: Figures of the published study (1,300 regulatory documents, 33,503 chunks of 100 words, 20-word queries, BM25).
+PUBLISHED = {
+    "documents": 1300,
+    "chunks": 33503,
+    "micro_hit1": 0.1846,
+    "macro_hit1": 0.1596,
+    "icc": 0.293,
+    "lag1_autocorrelation": 0.17,
+    "deff": 33.2,
+}
+
+
+def _per_doc(hit: np.ndarray, qdoc: np.ndarray, n_docs: int) -> tuple[np.ndarray, np.ndarray]:
+    n = np.bincount(qdoc, minlength=n_docs)
+    s = np.bincount(qdoc, weights=hit, minlength=n_docs).astype(np.int64)
+    return n, s
+
+
+def _group_rates(labels: list[str], n: np.ndarray, s: np.ndarray, *, min_docs: int = 0) -> dict:
+    """Micro and macro rates per label over documents with n > 0; labels with < min_docs documents -> "other"."""
+    present = n > 0
+    cnt = Counter(lab for lab, p in zip(labels, present, strict=True) if p)
+    out: dict[str, dict] = {}
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, (lab, p) in enumerate(zip(labels, present, strict=True)):
+        if p:
+            groups[lab if cnt[lab] >= min_docs else "other"].append(i)
+    for lab in sorted(groups, key=lambda g: (-len(groups[g]), g)):
+        ix = np.asarray(groups[lab])
+        out[lab] = {
+            "documents": int(ix.size),
+            "queries": int(n[ix].sum()),
+            "micro_hit1": float(s[ix].sum() / n[ix].sum()),
+            "macro_hit1": float(np.mean(s[ix] / n[ix])),
+        }
+    return out
+
+
+def paired_comparison(hit_a: np.ndarray, hit_b: np.ndarray, qdoc: np.ndarray, *, level: float = 0.95) -> dict:
+    """Paired comparison of two systems on the same known-item queries (B - A).
+
+    Args:
+        hit_a, hit_b: shape (Q,), 0/1 outcomes of systems A and B on the same queries.
+        qdoc: shape (Q,), document of each query (the clusters).
+        level: confidence level.
+
+    Returns:
+        ``micro_diff`` with a CR2 interval (documents as clusters, Satterthwaite df;
+        :func:`harness.stats.paired`), ``macro_diff`` with a t interval over per-document rate differences
+        (:func:`harness.stats.cluster_t`), ``both_hit``/``only_a``/``only_b``/``neither`` query counts,
+        ``share_queries_equal`` and ``share_documents_tied`` (documents whose two rates are equal).
+    """
+    from harness.stats import cluster_t, paired
+
+    a = np.asarray(hit_a, dtype=np.float64)
+    b = np.asarray(hit_b, dtype=np.float64)
+    _, codes = np.unique(qdoc, return_inverse=True)
+    g = int(codes.max()) + 1
+    micro = paired(a, b, codes, method="cr2", level=level)
+    macro = cluster_t(b - a, codes, level=level, clip=False)
+    ra = np.bincount(codes, weights=a, minlength=g)
+    rb = np.bincount(codes, weights=b, minlength=g)
+    a1, b1 = a > 0, b > 0
+    return {
+        "queries": int(a.size),
+        "documents": g,
+        "micro_diff": float(micro.estimate),
+        "micro_ci": [float(micro.lower), float(micro.upper)],
+        "micro_se_cr2": float(micro.se),
+        "micro_df": float(micro.df),
+        "macro_diff": float(macro.estimate),
+        "macro_ci": [float(macro.lower), float(macro.upper)],
+        "macro_se": float(macro.se),
+        "both_hit": int(np.count_nonzero(a1 & b1)),
+        "only_a": int(np.count_nonzero(a1 & ~b1)),
+        "only_b": int(np.count_nonzero(~a1 & b1)),
+        "neither": int(np.count_nonzero(~a1 & ~b1)),
+        "share_queries_equal": float(np.mean(a1 == b1)),
+        "share_documents_tied": float(np.mean(ra == rb)),
+        "level": level,
+        "method": "CR2 (documents as clusters, Satterthwaite df) for micro; t over document differences for macro",
+    }
+
+
+def _system_summary(cc: ChunkedCorpus, o: KnownItemOutcomes) -> dict:
+    qdoc = cc.chunk_doc[cc.query_chunks]
+    n, s = _per_doc(o.hit, qdoc, len(cc.doc_ids))
+    present = n > 0
+    rates = s[present] / n[present]
+    y_sorted_by_doc = o.hit  # queries are in (document, chunk) order already
+    diag = design_diagnostics(
+        n[present], s[present], y=y_sorted_by_doc, cluster=qdoc, position=cc.chunk_index[cc.query_chunks]
+    )
+    nq = int(o.hit.size)
+    ranks = o.rank[o.rank > 0]
+    return {
+        "system": o.system,
+        "queries": nq,
+        "documents": int(present.sum()),
+        "hits": int(o.hit.sum()),
+        "micro_hit1": float(o.hit.mean()),
+        "macro_hit1": float(rates.mean()),
+        "mrr_first_same_doc": float(np.sum(1.0 / ranks) / nq) if nq else float("nan"),
+        "share_same_doc_not_retrieved": float(np.mean(o.rank == 0)),
+        "median_rank": float(np.median(ranks)) if ranks.size else None,
+        "share_tie_top": float(o.tie.mean()),
+        "share_tie_decided_hit": float(o.tie_decided_hit.mean()),
+        "empty_queries": int(o.empty_query.sum()),
+        "per_document": {
+            "share_at_zero": float(np.mean(rates == 0)),
+            "share_at_one": float(np.mean(rates == 1)),
+            "quantiles": {str(q): float(np.quantile(rates, q)) for q in (0.1, 0.25, 0.5, 0.75, 0.9)},
+        },
+        "by_doc_type": _group_rates(cc.doc_types, n, s, min_docs=5),
+        "by_collection": _group_rates(cc.collections, n, s),
+        "diagnostics": diag,
+        "search_seconds": round(o.seconds, 3),
+        "build_seconds": round(o.build_seconds, 3),
+        "queries_per_second": round(nq / o.seconds, 1) if o.seconds > 0 else None,
+        "config": o.config,
+    }
+
+
+@dataclass
+class KnownItemResult:
+    """What :func:`run_known_item` produced.
+
+    Attributes:
+        out_dir: folder holding ``outcomes.jsonl.gz``, ``per_document.jsonl``, ``summary.json``.
+        summary: the content of ``summary.json``.
+        corpus: the :class:`ChunkedCorpus` (not serialised).
+        outcomes: ``{system: KnownItemOutcomes}``.
+    """
+
+    out_dir: Path | None
+    summary: dict
+    corpus: ChunkedCorpus | None = None
+    outcomes: dict[str, KnownItemOutcomes] = field(default_factory=dict)
+
+
+def _outcome_lines(cc: ChunkedCorpus, o: KnownItemOutcomes) -> list[str]:
+    lines = []
+    qd = cc.chunk_doc[cc.query_chunks]
+    for k, ci in enumerate(cc.query_chunks):
+        di = int(qd[k])
+        r = int(o.rank[k])
+        rec = {
+            "doc_id": cc.doc_ids[di],
+            "doc_type": cc.doc_types[di],
+            "collection": cc.collections[di],
+            "chunk_index": int(cc.chunk_index[ci]),
+            "n_words": int(cc.chunk_words[ci]),
+            "system": o.system,
+            "hit": int(o.hit[k]),
+            "rank": r if r > 0 else None,
+            "tie": bool(o.tie[k]),
+            "tie_decided_hit": bool(o.tie_decided_hit[k]),
+            "empty_query": bool(o.empty_query[k]),
+        }
+        lines.append(json.dumps(rec, ensure_ascii=False, separators=(",", ":")))
+    return lines
+
+
+def _run_system(
+    name: str, cc: ChunkedCorpus, inputs: ScorerInputs, id_rank: np.ndarray, *, workers: int, batch_size: int
+) -> KnownItemOutcomes:
+    """Build system ``name`` (:data:`~.scorers.SCORERS`) and search every query of ``cc`` with it."""
+    t0 = time.perf_counter()
+    scorer, config = get_scorer_factory(name)(inputs)
+    build = time.perf_counter() - t0
+    empty = scorer.empty_queries()
+    t1 = time.perf_counter()
+    with progress_bar(f"known-item {name}", scorer.n_queries, enabled=inputs.progress) as cb:
+        hit, rank, tie, tie_dec, top = known_item_search(
+            scorer, cc.query_chunks, cc.chunk_doc, id_rank, batch_size=batch_size, workers=workers, progress=cb
+        )
+    secs = time.perf_counter() - t1
+    return KnownItemOutcomes(name, hit, rank, tie, tie_dec, empty, top, secs, build, config)
+
+
+def run_known_item(
+    corpus_dir: str | Path,
+    out_dir: str | Path | None,
+    *,
+    chunk_words: int = 100,
+    query_words: int = 20,
+    systems: Sequence[str] | str = ("bm25",),
+    min_tail_words: int = 20,
+    workers: int = 2,
+    batch_size: int = 32,
+    vector_model: str | None = None,
+    workdir: str | Path | None = None,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> KnownItemResult:
+    """Run the known-item study on a corpus folder and write its files (``harness known-item``).
+
+    Args:
+        corpus_dir: corpus folder.
+        out_dir: output folder (written atomically as a whole); ``None`` writes nothing.
+        chunk_words: chunk size in words (``md-words-v1`` windows).
+        query_words: words per query.
+        systems: names from :data:`~.scorers.SCORERS`, a sequence or a comma-separated string; the first is
+            system A of the paired comparisons (each other system is compared with it).
+        min_tail_words: chunker tail rule (20 in ``md-words-v1``).
+        workers: parallel search workers (forked processes; see :func:`known_item_search`).
+        batch_size: queries per block.
+        vector_model: embedding model of the ``vector`` system (default ``wordllama-l2-supercat-256``; see
+            :func:`harness.retrieve.embed.load_embedder`).
+        workdir: work directory whose embedding cache the ``vector`` system reads and extends (``None``: embed in
+            memory, nothing cached).
+        overwrite: replace an existing ``out_dir``.
+        progress: show rich progress bars.
+
+    Returns:
+        A :class:`KnownItemResult` (render it with ``rich.print``).
+
+    Raises:
+        HarnessInputError: unreadable corpus, unknown or unavailable system, ``out_dir`` exists without
+            ``overwrite``.
+    """
+    if isinstance(systems, str):
+        systems = [s.strip() for s in systems.split(",") if s.strip()]
+    systems = list(dict.fromkeys(systems))
+    if not systems:
+        raise HarnessInputError("--systems: no system given")
+    for s in systems:
+        get_scorer_factory(s)  # an unknown name is refused before any work
+    if out_dir is not None:  # refuse before any work: an output over an input, or a folder harness did not write
+        check_output_location(out_dir, (corpus_dir, workdir))
+        if Path(out_dir).exists() and not overwrite:
+            raise HarnessInputError(f"--out {out_dir}: already exists; refusing to overwrite")
+    t0 = time.perf_counter()
+    cc = chunk_corpus(corpus_dir, chunk_words=chunk_words, query_words=query_words, min_tail_words=min_tail_words)
+    t_chunk = time.perf_counter() - t0
+    from harness.retrieve.analyzer import SpanishAnalyzer
+
+    analyzer = SpanishAnalyzer()
+    t1 = time.perf_counter()
+    tokens = analyzer.tokenize_many(cc.texts)
+    qtokens = analyzer.tokenize_many(cc.query_texts)
+    t_tok = time.perf_counter() - t1
+    id_rank = rank_ids(cc.chunk_ids)
+    inputs = ScorerInputs(
+        chunk_texts=cc.texts,
+        query_texts=cc.query_texts,
+        chunk_tokens=tokens,
+        query_tokens=qtokens,
+        chunker_id=cc.chunker_id,
+        model=vector_model,
+        workdir=Path(workdir) if workdir is not None else None,
+        progress=progress,
+    )
+    outcomes = {
+        name: _run_system(name, cc, inputs, id_rank, workers=workers, batch_size=batch_size) for name in systems
+    }
+    qdoc = cc.chunk_doc[cc.query_chunks]
+    n_docs_q = int(np.unique(qdoc).size)
+    summary = {
+        "corpus_id": cc.corpus_id,
+        "corpus_hash": cc.corpus_hash,
+        "corpus_dir": str(Path(corpus_dir).resolve()),
+        "config": {
+            "chunker_id": cc.chunker_id,
+            "chunker_params": cc.chunker_params,
+            "chunk_words": chunk_words,
+            "query_words": query_words,
+            "analyzer": analyzer.config(),
+            "systems": systems,
+            "workers": workers,
+            "batch_size": batch_size,
+            "tie_rule": "score descending, then chunk id ascending; positive scores only; query chunk excluded",
+        },
+        "counts": {
+            "documents_in_corpus": len(cc.doc_ids),
+            "chunks": cc.n_chunks,
+            "queries": int(cc.query_chunks.size),
+            "documents": n_docs_q,
+            "skipped_short": cc.skipped_short,
+            "excluded_single_chunk_docs": cc.excluded_single_chunk_docs,
+            "excluded_single_chunk_chunks": cc.excluded_single_chunk_chunks,
+        },
+        "timing": {"chunk_seconds": round(t_chunk, 3), "tokenize_seconds": round(t_tok, 3)},
+        "systems": {name: _system_summary(cc, o) for name, o in outcomes.items()},
+        "paired": {},
+        "published": PUBLISHED,
+    }
+    first = systems[0]
+    for name in systems[1:]:
+        summary["paired"][f"{first} vs {name}"] = paired_comparison(outcomes[first].hit, outcomes[name].hit, qdoc)
+    summary["timing"]["total_seconds"] = round(time.perf_counter() - t0, 3)
+    result = KnownItemResult(
+        out_dir=Path(out_dir) if out_dir is not None else None, summary=summary, corpus=cc, outcomes=outcomes
+    )
+    if out_dir is not None:
+        _write_outputs(Path(out_dir), cc, outcomes, summary, overwrite=overwrite, inputs=(corpus_dir, workdir))
+    return result
+
+
+def _write_outputs(
+    out: Path,
+    cc: ChunkedCorpus,
+    outcomes: dict[str, KnownItemOutcomes],
+    summary: dict,
+    *,
+    overwrite: bool,
+    inputs: Sequence,
+) -> None:
+    qdoc = cc.chunk_doc[cc.query_chunks]
+    with atomic_directory(out, overwrite=overwrite, inputs=inputs, kind="known-item") as tmp:
+        buf = io.BytesIO()
+        with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz:
+            for o in outcomes.values():
+                gz.write(("\n".join(_outcome_lines(cc, o)) + "\n").encode("utf-8"))
+        (tmp / "outcomes.jsonl.gz").write_bytes(buf.getvalue())
+        lines = []
+        for name, o in outcomes.items():
+            n, s = _per_doc(o.hit, qdoc, len(cc.doc_ids))
+            for di in np.flatnonzero(n > 0):
+                lines.append(
+                    json.dumps(
+                        {
+                            "system": name,
+                            "doc_id": cc.doc_ids[di],
+                            "doc_type": cc.doc_types[di],
+                            "collection": cc.collections[di],
+                            "n": int(n[di]),
+                            "s": int(s[di]),
+                            "rate": float(s[di] / n[di]),
+                        },
+                        ensure_ascii=False,
+                    )
+                )
+        (tmp / "per_document.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        atomic_write_json(tmp / "summary.json", summary)
+
+
+def read_outcomes(path: str | Path, *, system: str | None = None) -> list[dict]:
+    """Read ``outcomes.jsonl.gz`` (optionally one system's records).
+
+    Raises:
+        HarnessInputError: missing or malformed file.
+    """
+    return [rec for _, rec in read_jsonl(path) if system is None or rec.get("system") == system]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Chunk-size sensitivity
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SensitivityResult:
+    """The same known-item study at several chunk sizes.
+
+    Attributes:
+        out_dir: parent folder (one sub-folder ``words-<n>`` per size, plus ``sensitivity.json``).
+        rows: one dict per size (micro, macro, ICC, DEFF, lag-1, queries, ...).
+        runs: ``{chunk_words: KnownItemResult}``.
+    """
+
+    out_dir: Path | None
+    rows: list[dict]
+    runs: dict[int, KnownItemResult] = field(default_factory=dict)
+
+
+def run_chunk_size_sensitivity(
+    corpus_dir: str | Path,
+    out_dir: str | Path | None,
+    *,
+    sizes: Sequence[int] = (50, 100, 400),
+    query_words: int = 20,
+    systems: Sequence[str] | str = ("bm25",),
+    workers: int = 2,
+    vector_model: str | None = None,
+    workdir: str | Path | None = None,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> SensitivityResult:
+    """Run :func:`run_known_item` at several chunk sizes (``md-words-v1`` rules, ``min_tail_words`` 20).
+
+    Args:
+        corpus_dir: corpus folder.
+        out_dir: parent output folder; each size goes to ``out_dir/words-<n>``; ``None`` writes nothing.
+        sizes: chunk sizes in words.
+        query_words, systems, workers, vector_model, workdir, overwrite, progress: as in :func:`run_known_item`.
+
+    Returns:
+        A :class:`SensitivityResult`.
+    """
+    if out_dir is not None:
+        check_output_location(out_dir, (corpus_dir, workdir))
+    rows = []
+    runs = {}
+    for size in sizes:
+        sub = None if out_dir is None else Path(out_dir) / f"words-{size}"
+        res = run_known_item(
+            corpus_dir,
+            sub,
+            chunk_words=size,
+            query_words=query_words,
+            systems=systems,
+            workers=workers,
+            vector_model=vector_model,
+            workdir=workdir,
+            overwrite=overwrite,
+            progress=progress,
+        )
+        runs[size] = res
+        for name, s in res.summary["systems"].items():
+            d = s["diagnostics"]
+            rows.append(
+                {
+                    "chunk_words": size,
+                    "system": name,
+                    "queries": s["queries"],
+                    "documents": s["documents"],
+                    "micro_hit1": s["micro_hit1"],
+                    "macro_hit1": s["macro_hit1"],
+                    "icc": d["icc"],
+                    "deff": d["deff"],
+                    "lag1_autocorrelation": d["lag1_autocorrelation"],
+                    "queries_per_second": s["queries_per_second"],
+                    "skipped_short": res.summary["counts"]["skipped_short"],
+                }
+            )
+    if out_dir is not None:
+        atomic_write_json(Path(out_dir) / "sensitivity.json", {"rows": rows, "published": PUBLISHED})
+    return SensitivityResult(Path(out_dir) if out_dir is not None else None, rows, runs)
+
+
+@dataclass
+class StudyResult:
+    """The whole study on one corpus: the known-item run, then the coverage study on its first system.
+
+    Attributes:
+        known_item: the :class:`KnownItemResult` (files in ``out_dir``).
+        coverage: the :class:`harness.studies.coverage.CoverageResult` (``coverage.json``, ``coverage.csv`` and plots
+            in the same folder).
+    """
+
+    known_item: KnownItemResult
+    coverage: CoverageResult
+
+
+def run_study(
+    corpus_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    chunk_words: int = 100,
+    query_words: int = 20,
+    min_tail_words: int = 20,
+    systems: Sequence[str] | str = ("bm25", "tfidf"),
+    reps: int = 5000,
+    ks: Sequence[int] = (5, 10, 20, 40, 80),
+    types: int = 6,
+    per_type: int = 4,
+    b: int = 999,
+    seed: int = 0,
+    workers: int = 2,
+    vector_model: str | None = None,
+    workdir: str | Path | None = None,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> StudyResult:
+    """Known-item run plus coverage study in one call (the issue's "full study from one command").
+
+    Args:
+        corpus_dir, out_dir, chunk_words, query_words, min_tail_words, systems, workers, vector_model, workdir,
+            overwrite, progress: as in :func:`run_known_item`.
+        reps, ks, types, per_type, b, seed: as in :func:`harness.studies.coverage.run_coverage` (population = the first
+            system's outcomes).
+
+    Returns:
+        A :class:`StudyResult`.
+    """
+    ki = run_known_item(
+        corpus_dir,
+        out_dir,
+        chunk_words=chunk_words,
+        query_words=query_words,
+        min_tail_words=min_tail_words,
+        systems=systems,
+        workers=workers,
+        vector_model=vector_model,
+        workdir=workdir,
+        overwrite=overwrite,
+        progress=progress,
+    )
+    first = next(iter(ki.summary["systems"]))
+    cov = run_coverage(
+        out_dir, reps=reps, ks=ks, types=types, per_type=per_type, b=b, seed=seed, system=first, threads=workers
+    )
+    return StudyResult(ki, cov)
