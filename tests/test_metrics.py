@@ -485,9 +485,6 @@ def test_registry_entries_declare_level_k_and_a_documented_compute_function():
 
 
 def test_every_named_list_is_declared_once_in_the_registry():
-    from typer.main import get_command
-
-    from harness.cli import app
     from harness.evaluation import compare, pipeline
     from harness.report import html, terminal
 
@@ -497,13 +494,29 @@ def test_every_named_list_is_declared_once_in_the_registry():
     assert html.TABLE_METRICS is METRIC_SETS["report_table"]
     assert html.FOREST_METRICS is METRIC_SETS["forest"]
     assert pipeline.summary_metric_ids is summary_metric_ids
-    # the CLI's compare default used to lack evidence_recall@20 (it restated the list)
-    (param,) = [p for p in get_command(app).commands["compare"].params if p.name == "metrics"]
-    assert param.default.split(",") == list(METRIC_SETS["compare"])
     summarised = set(summary_metric_ids(DEFAULT_KS))
     for name, ids in METRIC_SETS.items():
         assert set(ids) <= summarised, name
         assert [s.id for s in parse_metrics(ids)] == list(ids), name
+
+
+def test_cli_compare_defaults_to_the_registry_compare_set(monkeypatch, tmp_path):
+    """`harness compare A B` without --metrics compares METRIC_SETS["compare"] (it used to restate the list and lack
+    evidence_recall@20); --metrics still chooses."""
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+    from harness.evaluation import compare
+    from harness.report import terminal
+
+    asked: list[tuple[str, ...]] = []
+    monkeypatch.setattr(compare, "compare_runs", lambda a, b, *, metrics, **kw: asked.append(tuple(metrics)))
+    monkeypatch.setattr(terminal, "render_comparison", lambda rep, console: None)
+    runner = CliRunner()
+    assert runner.invoke(app, ["compare", str(tmp_path), str(tmp_path)]).exit_code == 0
+    assert runner.invoke(app, ["compare", str(tmp_path), str(tmp_path), "--metrics", "mrr, precision@5"]).exit_code == 0
+    assert asked == [METRIC_SETS["compare"], ("mrr", "precision@5")]
+    assert "evidence_recall@20" in asked[0]
 
 
 def test_question_metrics_computes_exactly_the_ids_asked_for():

@@ -10,7 +10,6 @@ import typer
 
 from harness.cli._common import _fail, app, console
 from harness.errors import HarnessError
-from harness.metrics import METRIC_SETS
 
 
 def _parse_guards(guards: list[str]) -> dict[str, float]:
@@ -28,7 +27,9 @@ def _parse_guards(guards: list[str]) -> dict[str, float]:
 def compare(
     run_a: Path = typer.Argument(..., help="Baseline run record (RUN)."),
     run_b: Path = typer.Argument(..., help="Candidate run record (RUN); may be the same folder as RUN_A."),
-    metrics: str = typer.Option(",".join(METRIC_SETS["compare"]), help="Comma-separated metric ids."),
+    metrics: str = typer.Option(
+        None, help="Comma-separated metric ids (default: the compare set, harness.metrics.METRIC_SETS['compare'])."
+    ),
     system_a: str = typer.Option(None, "--system-a"),
     system_b: str = typer.Option(None, "--system-b"),
     reps: int = typer.Option(10000, help="Randomisation-test sign flips."),
@@ -36,14 +37,15 @@ def compare(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Paired differences B - A with clustered intervals, randomisation tests and win/tie/loss counts."""
-    from harness.evaluation.compare import compare_runs
+    from harness.evaluation.compare import DEFAULT_COMPARE_METRICS, compare_runs
     from harness.report.terminal import render_comparison
 
+    ids = DEFAULT_COMPARE_METRICS if metrics is None else tuple(m.strip() for m in metrics.split(",") if m.strip())
     try:
         rep = compare_runs(
             run_a,
             run_b,
-            metrics=tuple(m.strip() for m in metrics.split(",") if m.strip()),
+            metrics=ids,
             system_a=system_a,
             system_b=system_b,
             reps=reps,
