@@ -52,15 +52,13 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.errors import MetricError
+from harness.goldset.schema import CATEGORIES, GoldRecord
 from harness.metrics import documents, evidence, precision
 from harness.metrics.relevance import ChunkJudgement, Clamp, DocumentJudgement, Level, positive_int
 from harness.ranking import canonical_ranking
-
-if TYPE_CHECKING:  # annotations only: importing the pydantic schema would slow every CLI start (~0.1 s)
-    from harness.goldset.schema import GoldRecord
 
 __all__ = [
     "DEFAULT_KS",
@@ -394,8 +392,6 @@ def question_metrics(
 
 
 def _category_order(cats: Iterable[str]) -> list[str]:
-    from harness.goldset.schema import CATEGORIES  # only when aggregating: keeps `import harness.metrics` light
-
     present = set(cats)
     return [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
 

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
+from harness.goldset.schema import GoldRecord
 from harness.ranking import Ranking, canonical_ranking
-
-if TYPE_CHECKING:  # annotations only (see harness.metrics)
-    from harness.goldset.schema import GoldRecord
 
 __all__ = [
     "ChunkJudgement",
