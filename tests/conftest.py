@@ -177,6 +177,7 @@ SLOW_TESTS: dict[str, str] = {
     # ranx compiles its numba kernels in whichever of these runs first: 108 s, then 34 s for the other
     "test_fusion.py::test_live_ranx_agrees_without_ties": "live ranx comparison (numba compile)",
     "test_fusion.py::test_live_ranx_differs_on_constant_lists": "live ranx comparison (numba compile)",
+    "test_fusion.py::test_live_ranx_comb_mnz_agrees_without_ties": "live ranx comparison (numba compile)",
 }
 
 
