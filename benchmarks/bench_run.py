@@ -96,8 +96,8 @@ def main(argv=None) -> dict:
                     options=opts,
                 )
                 walls[backend].append(time.perf_counter() - t0)
-                timings[backend].append(load_run(path).manifest["timings_s"])
-        summary = load_run(path).summary
+                timings[backend].append(load_run(path).manifest.timings_s)
+        summary = load_run(path).summary.model_dump()
         cli = None if args.no_cli else _cli_run(args, runs_dir)
     finally:
         shutil.rmtree(runs_dir, ignore_errors=True)
@@ -146,7 +146,7 @@ def _cli_run(args, runs_dir: Path) -> float | None:
     exe = Path(sys.executable).parent / "harness"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "harness.cli"]
     cmd += ["run", "--corpus", args.corpus, "--goldset", args.goldset, "--systems", args.systems]
-    cmd += ["--workdir", args.workdir, "--runs-dir", str(runs_dir), "--run-id", "bench-cli", "--json"]
+    cmd += ["--workdir", args.workdir, "--runs-dir", str(runs_dir), "--run-id", "bench-cli", "--format", "json"]
     cmd += ["--bootstrap-reps", str(args.bootstrap_reps)]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
@@ -154,7 +154,7 @@ def _cli_run(args, runs_dir: Path) -> float | None:
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-2000:])
         return None
-    json.loads(proc.stdout)  # the summary must parse
+    json.loads(proc.stdout)  # the output envelope must parse
     return wall
 
 

@@ -28,9 +28,10 @@ def _recorded_systems(manifest: dict) -> tuple[list[str] | SystemPlan, RunOption
     """The systems and options the manifest records: its ``system_options`` (every system's kind, typed options and
     inputs) when it has them; otherwise (a record older than the system registry, such as the committed baseline) its
     system names with the ``vector`` options read back from ``system_configs``."""
+    depths = manifest["depths"]
     opts = dict(
-        doc_depth=manifest["depths"]["documents"],
-        chunk_depth=manifest["depths"]["chunks"],
+        doc_depth=depths.get("document", depths.get("documents")),  # schema 2 names levels document / chunk
+        chunk_depth=depths.get("chunk", depths.get("chunks")),
         ks=tuple(manifest["ks"]),
         clustering=manifest["clusters"]["mode"],
         seed=manifest["seed"],

@@ -64,12 +64,12 @@ def test_run_bm25_prints_tables_and_writes_record(tiny_corpus: Path, tiny_goldse
     ):
         assert (rec / name).exists(), name
     man = json.loads((rec / "manifest.json").read_text())
-    assert man["depths"] == {"documents": 50, "chunks": 200}
+    assert man["depths"] == {"document": 50, "chunk": 200} and man["schema_version"] == 2
     assert man["corpus"]["chunker_id"] == "md-words-v1" and len(man["goldset"]["sha256"]) == 64
     rows = [json.loads(x) for x in (rec / "per_question.jsonl").read_text().splitlines()]
     assert {x["qid"] for x in rows} == {"SP-001", "SP-002", "MD-001"}
     sp1 = next(x for x in rows if x["qid"] == "SP-001")
-    assert sp1["docs"][0][0] == "ley-a" and sp1["metrics"]["mrr"] == 1.0
+    assert sp1["rankings"]["document"][0][0] == "ley-a" and sp1["metrics"]["mrr"] == 1.0
     # an existing run id is never overwritten
     r2 = invoke(
         "run",
@@ -105,7 +105,9 @@ def test_run_json_output(tiny_corpus: Path, tiny_goldset: Path, tmp_path: Path):
         "200",
     )
     assert r.exit_code == 0, r.output
-    summary = json.loads(r.stdout)
+    out = json.loads(r.stdout)
+    assert out["kind"] == "run" and out["schema_version"] == 2 and Path(out["path"]).is_dir()
+    summary = out["data"]
     assert "bm25" in summary["systems"]
     assert summary["systems"]["bm25"]["all"]["n_questions"] == 3
 
@@ -119,7 +121,7 @@ def test_evaluate_external_rankings_trec_and_jsonl(tiny_goldset: Path, tmp_path:
     )
     r = invoke("evaluate", "--goldset", tiny_goldset, "--rankings", trec, "--runs-dir", tmp_path / "runs", "--json")
     assert r.exit_code == 0, r.output
-    s = json.loads(r.stdout)["systems"]["mine"]["all"]["overall"]
+    s = json.loads(r.stdout)["data"]["systems"]["mine"]["all"]["overall"]
     assert s["mrr"]["mean"] == pytest.approx((1 / 2 + 1 + 1) / 3)
     assert s["all_hop@10"]["mean"] == pytest.approx(1.0)
     jl = tmp_path / "mine.jsonl"
@@ -129,7 +131,7 @@ def test_evaluate_external_rankings_trec_and_jsonl(tiny_goldset: Path, tmp_path:
     )
     r = invoke("evaluate", "--goldset", tiny_goldset, "--rankings", jl, "--runs-dir", tmp_path / "runs", "--json")
     assert r.exit_code == 0, r.output
-    s = json.loads(r.stdout)["systems"]["x"]["all"]
+    s = json.loads(r.stdout)["data"]["systems"]["x"]["all"]
     # averages run over the whole gold set: the two missing questions score 0
     assert s["overall"]["mrr"]["mean"] == pytest.approx(1 / 3)
     assert s["overall"]["evidence_recall@1"]["mean"] == pytest.approx(1 / 3)
@@ -262,9 +264,9 @@ def test_document_only_rankings_leave_evidence_metrics_unavailable(tiny_goldset:
         invoke("evaluate", "--goldset", tiny_goldset, "--rankings", both, "--runs-dir", runs, "--run-id", "b").exit_code
         == 0
     )
-    r = invoke("compare", runs / "b", runs / "d", "--metrics", "mrr,evidence_recall@10", "--json")
+    r = invoke("compare", runs / "b", runs / "d", "--metrics", "mrr,evidence_recall@10", "--format", "json")
     assert r.exit_code == 0, r.output
-    rep = json.loads(r.stdout)
+    rep = json.loads(r.stdout)["data"]
     assert [c["metric"] for c in rep["comparisons"]] == ["mrr"]
     assert any("evidence_recall@10" in n for n in rep["notes"])
 

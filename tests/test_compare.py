@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.errors import IncomparableError
-from harness.evaluation.compare import compare_runs, gate, power_plan
+from harness.evaluation.compare import compare_runs, gate
+from harness.evaluation.power import power_plan
 from harness.evaluation.runs import RUN_SCHEMA_VERSION, write_run_record
 
 runner = CliRunner()
@@ -41,7 +42,7 @@ def make_run(runs: Path, run_id: str, values: dict[str, dict[str, float]], *, n_
         "run_id": run_id,
         "goldset": {"sha256": sha, "name": "g", "version": "1"},
         "corpus": {"corpus_hash": "h" * 64, "chunker_id": "md-words-v1"},
-        "depths": {"documents": depth, "chunks": 200},
+        "depths": {"document": depth, "chunk": 200},
         "systems": list(values),
         "clusters": {"mode": "components", "n_clusters": n_clusters, "labels": labels},
     }
@@ -111,7 +112,7 @@ def test_incomparable_runs_are_refused(tmp_path: Path):
     base = make_run(tmp_path, "base", {"bm25": a})
     other_gold = make_run(tmp_path, "other", {"new": b}, sha="b" * 64)
     other_depth = make_run(tmp_path, "depth", {"new": b}, depth=100)
-    for cand, field in ((other_gold, "goldset.sha256"), (other_depth, "depths.documents")):
+    for cand, field in ((other_gold, "goldset.sha256"), (other_depth, "depths.document")):
         with pytest.raises(IncomparableError, match=field):
             gate(base, cand)
         r = runner.invoke(app, ["compare", str(base), str(cand)])
@@ -144,8 +145,9 @@ def test_compare_within_one_run_uses_holm(tmp_path: Path):
     holm = [x.p_holm for x in rep.comparisons]
     assert all(h >= p for h, p in zip(holm, ps, strict=True))
     assert rep.comparisons[0].diff > 0 and rep.comparisons[0].questions["wins"] > 40
-    r = runner.invoke(app, ["compare", str(path), str(path), "--metrics", "mrr", "--json"])
-    assert r.exit_code == 0 and json.loads(r.stdout)["comparisons"][0]["system_b"] == "rrf"
+    r = runner.invoke(app, ["compare", str(path), str(path), "--metrics", "mrr", "--format", "json"])
+    out = json.loads(r.stdout)
+    assert r.exit_code == 0 and out["kind"] == "comparison" and out["data"]["comparisons"][0]["system_b"] == "rrf"
 
 
 def test_power_plan_shrinks_with_larger_delta(tmp_path: Path):
@@ -182,4 +184,6 @@ def test_power_refuses_bad_arguments_and_degenerate_pairs(tmp_path: Path):
             "--json",
         ],
     )
-    assert r.exit_code == 0 and json.loads(r.stdout)["paired"] is True
+    # --json: the deprecated alias of --format json (the envelope; a note on stderr)
+    assert r.exit_code == 0 and json.loads(r.stdout)["data"]["paired"] is True
+    assert "deprecated" in r.stderr

@@ -1,5 +1,6 @@
-"""Coverage study: golden CR2 values (R clubSandwich), hand-computed ICC/DEFF, the batched kernels against
-harness.stats, and seeded simulations with known answers."""
+"""Coverage study: golden CR2 values (R clubSandwich) and hand-computed ICC/DEFF for the batched kernels it uses
+(harness.stats.batched), populations from files, and seeded simulations with known answers. The registry-wide test that
+every batched kernel equals its scalar function is in tests/test_stats_batched.py."""
 
 from __future__ import annotations
 
@@ -14,19 +15,23 @@ from hypothesis import strategies as st
 
 from harness import stats
 from harness.errors import HarnessInputError
+from harness.stats.batched import (
+    Resamples,
+    cr2_from_sizes_sums,
+    deff_from_sizes,
+    icc_from_sums,
+    quantile7_lastaxis,
+    replicate_cr2_se,
+)
 from harness.studies.coverage import (
+    METHODS,
     Population,
-    _quantiles7,
-    _replicate_cr2_se,
-    _sample_intervals,
-    cr2_mean,
     design_diagnostics,
-    design_effect,
-    icc_anova,
     load_population,
     run_coverage,
     study_design,
 )
+from harness.studies.coverage.study import _sample_intervals
 
 
 def suff(y, sizes):
@@ -89,8 +94,8 @@ CLUBSANDWICH = [
 
 
 @pytest.mark.parametrize("y,sizes,expected", CLUBSANDWICH)
-def test_cr2_mean_matches_clubsandwich(y, sizes, expected):
-    got = cr2_mean(*suff(y, sizes))
+def test_cr2_from_sizes_sums_matches_clubsandwich(y, sizes, expected):
+    got = cr2_from_sizes_sums(*suff(y, sizes))
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
@@ -119,9 +124,9 @@ def _cr2_matrix_reference(y, sizes):
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(1, 6), min_size=2, max_size=7), st.randoms(use_true_random=False))
-def test_cr2_mean_equals_matrix_formulas_and_harness_stats(sizes, rnd):
+def test_cr2_from_sizes_sums_equals_matrix_formulas_and_harness_stats(sizes, rnd):
     y = [rnd.choice([0.0, 1.0, 0.25, 3.5]) for _ in range(sum(sizes))]
-    est, se, df = cr2_mean(*suff(y, sizes))
+    est, se, df = cr2_from_sizes_sums(*suff(y, sizes))
     r_est, r_se, r_df = _cr2_matrix_reference(y, sizes)
     assert est == pytest.approx(r_est, abs=1e-12)
     assert se == pytest.approx(r_se, rel=1e-8, abs=1e-12)
@@ -132,20 +137,20 @@ def test_cr2_mean_equals_matrix_formulas_and_harness_stats(sizes, rnd):
     assert df == pytest.approx(iv.df, rel=1e-8)
 
 
-def test_cr2_mean_batched_and_padding():
+def test_cr2_from_sizes_sums_batched_and_padding():
     rng = np.random.default_rng(0)
     n = rng.integers(1, 30, size=(50, 8)).astype(float)
     s = rng.binomial(n.astype(int), 0.4).astype(float)
-    est, se, df = cr2_mean(n, s)
+    est, se, df = cr2_from_sizes_sums(n, s)
     for r in range(50):
-        e1, s1, d1 = cr2_mean(n[r], s[r])
+        e1, s1, d1 = cr2_from_sizes_sums(n[r], s[r])
         assert (est[r], se[r], df[r]) == pytest.approx((e1, s1, d1), rel=1e-12)
-    padded = cr2_mean(np.concatenate([n[0], [0, 0]]), np.concatenate([s[0], [0, 0]]))
+    padded = cr2_from_sizes_sums(np.concatenate([n[0], [0, 0]]), np.concatenate([s[0], [0, 0]]))
     assert padded == pytest.approx((est[0], se[0], df[0]), rel=1e-12)
 
 
 def test_cr2_balanced_df_is_g_minus_1():
-    _, _, df = cr2_mean([5, 5, 5, 5, 5, 5], [1, 2, 0, 5, 3, 3])
+    _, _, df = cr2_from_sizes_sums([5, 5, 5, 5, 5, 5], [1, 2, 0, 5, 3, 3])
     assert df == pytest.approx(5.0)
 
 
@@ -160,7 +165,7 @@ def test_icc_anova_hand_computed():
     n0 = (9 - (9 + 4 + 16) / 9) / 2
     expected = (msb - msw) / (msb + (n0 - 1) * msw)
     assert expected == pytest.approx(0.19636, abs=1e-5)
-    assert icc_anova([3, 2, 4], [2, 0, 3]) == pytest.approx(expected, rel=1e-12)
+    assert icc_from_sums([3, 2, 4], [2, 0, 3]) == pytest.approx(expected, rel=1e-12)
     y = [1, 1, 0, 0, 0, 1, 1, 1, 0]
     assert stats.icc_anova(y, [0, 0, 0, 1, 1, 2, 2, 2, 2]) == pytest.approx(expected, rel=1e-12)
 
@@ -173,7 +178,7 @@ def test_icc_anova_matches_harness_stats_and_f_oneway(sizes, rnd):
     y = np.array([rnd.choice([0.0, 1.0]) for _ in range(sum(sizes))])
     codes = np.repeat(np.arange(len(sizes)), sizes)
     n, s = suff(y, sizes)
-    mine = icc_anova(n, s)
+    mine = icc_from_sums(n, s)
     theirs = stats.icc_anova(y, codes)
     if math.isnan(theirs):
         assert math.isnan(mine) or y.min() == y.max()
@@ -190,12 +195,12 @@ def test_icc_anova_matches_harness_stats_and_f_oneway(sizes, rnd):
 
 def test_design_effect_hand_computed():
     # sizes 2, 4, 6: N = 12, sum n^2 / N = 56/12; mbar 4, cv^2 = (8/3)/16 = 1/6, (1 + cv^2) mbar = 14/3 = 56/12
-    assert design_effect([2, 4, 6], 0.1) == pytest.approx(1 + (56 / 12 - 1) * 0.1, rel=1e-12)
+    assert deff_from_sizes([2, 4, 6], 0.1) == pytest.approx(1 + (56 / 12 - 1) * 0.1, rel=1e-12)
     y = [1, 0, 1, 1, 0, 0, 1, 1, 1, 0, 0, 0]
     cl = [0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2]
     d = stats.design_effect(y, cl)
     n, s = suff(y, [2, 4, 6])
-    assert design_effect(n, max(icc_anova(n, s), 0.0)) == pytest.approx(d["deff"], rel=1e-12)
+    assert deff_from_sizes(n, max(icc_from_sums(n, s), 0.0)) == pytest.approx(d["deff"], rel=1e-12)
     diag = design_diagnostics(n, s, y=y, cluster=cl, position=list(range(12)))
     assert diag["deff"] == pytest.approx(d["deff"], rel=1e-12)
     assert diag["n_eff"] == pytest.approx(d["n_eff"], rel=1e-12)
@@ -216,30 +221,6 @@ def test_lag1_hand_computed():
 # ---- batched kernels against the single-sample functions ------------------------------------------------------
 
 
-def test_sample_intervals_match_harness_stats():
-    rng = np.random.default_rng(3)
-    r, k, d_pop = 6, 7, 50
-    ns = rng.integers(1, 40, size=(r, k))
-    ss = rng.binomial(ns, rng.uniform(0, 0.8, size=(r, k)))
-    n_pop_rows = 5000.0
-    out = _sample_intervals(ns, ss, np.random.default_rng(0), 199, 0.95, k / d_pop, n_pop_rows)
-    for i in range(r):
-        y = np.concatenate([np.r_[np.ones(s), np.zeros(n - s)] for n, s in zip(ns[i], ss[i], strict=True)])
-        cl = np.repeat(np.arange(k), ns[i])
-        pairs = {
-            "iid_wald": stats.iid_wald(y, clip=False),
-            "iid_wald_fpc": stats.iid_wald(y, clip=False, fpc=n_pop_rows),
-            "eff_wald": stats.iid_wald_effective(y, cl, clip=False),
-            "cr2": stats.cr2(y, cl, clip=False),
-            "cr2_fpc": stats.cr2(y, cl, clip=False, fpc=d_pop),
-            "macro_t": stats.cluster_t(y, cl, clip=False),
-            "macro_t_fpc": stats.cluster_t(y, cl, clip=False, fpc=d_pop),
-        }
-        for key, iv in pairs.items():
-            lo, hi = out[key]
-            assert (lo[i], hi[i]) == pytest.approx((iv.lower, iv.upper), rel=1e-9, abs=1e-12), key
-
-
 def test_replicate_se_matches_cr2_on_resampled_data():
     rng = np.random.default_rng(11)
     n = rng.integers(1, 15, size=6).astype(float)
@@ -247,7 +228,7 @@ def test_replicate_se_matches_cr2_on_resampled_data():
     idx = rng.integers(0, 6, size=(20, 6))
     nb, sb = n[idx], s[idx]
     pb = sb.sum(-1) / nb.sum(-1)
-    se = _replicate_cr2_se(nb.copy(), sb, pb, nb.sum(-1))
+    se = replicate_cr2_se(nb.copy(), sb, pb, nb.sum(-1))
     for b in range(20):
         y = np.concatenate([np.r_[np.ones(int(s[j])), np.zeros(int(n[j] - s[j]))] for j in idx[b]])
         cl = np.repeat(np.arange(6), n[idx[b]].astype(int))  # each draw its own cluster
@@ -260,21 +241,21 @@ def test_replicate_se_matches_cr2_on_resampled_data():
 def test_quantiles7_matches_numpy_and_handles_inf():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(4, 999))
-    lo, hi = _quantiles7(x, (0.025, 0.975))
+    lo, hi = quantile7_lastaxis(x, (0.025, 0.975))
     np.testing.assert_allclose(lo, np.quantile(x, 0.025, axis=1))
     np.testing.assert_allclose(hi, np.quantile(x, 0.975, axis=1))
     z = np.r_[np.full(990, 0.0), np.full(9, np.inf)]
-    assert _quantiles7(z[None], (0.975,))[0][0] == 0.0
+    assert quantile7_lastaxis(z[None], (0.975,))[0][0] == 0.0
     z = np.r_[np.full(5, -np.inf), np.arange(94.0)]
-    assert _quantiles7(z[None], (0.025,))[0][0] == -np.inf
+    assert quantile7_lastaxis(z[None], (0.025,))[0][0] == -np.inf
 
 
 def test_bootstrap_t_agrees_with_cr2_on_a_large_balanced_sample():
     rng = np.random.default_rng(5)
     ns = np.full((1, 60), 50)
     ss = rng.binomial(ns, rng.beta(2, 3, size=(1, 60)))
-    out = _sample_intervals(ns, ss, np.random.default_rng(1), 1999, 0.95, 0.0, 1e9)
-    for a, b in (("doc_boot_t", "cr2"), ("doc_boot_pct", "cr2"), ("macro_boot_t", "macro_t")):
+    out = _sample_intervals(ns, ss, None, Resamples(np.random.default_rng(1), 1999), 0.95, 0.0, 1e9)
+    for a, b in (("bootstrap_t", "cr2"), ("bootstrap_percentile", "cr2"), ("macro_boot_t", "cluster_t")):
         wa = out[a][1][0] - out[a][0][0]
         wb = out[b][1][0] - out[b][0][0]
         assert wa == pytest.approx(wb, rel=0.12)
@@ -291,7 +272,7 @@ def icc0_population(seed=123, d=1000):
 
 def test_iid_covers_nominal_when_icc_is_zero():
     pop = icc0_population()
-    assert abs(icc_anova(pop.n, pop.s)) < 0.01
+    assert abs(icc_from_sums(pop.n, pop.s)) < 0.01
     res = study_design(pop, "srs", k=20, reps=2000, b=199, seed=1)
     assert abs(res.rows["iid_wald"]["coverage"] - 0.95) <= 0.015
     assert abs(res.rows["cr2"]["coverage"] - 0.95) <= 0.015
@@ -306,12 +287,12 @@ def test_iid_fails_and_cr2_holds_with_icc_03_and_heavy_tailed_sizes():
     n = np.minimum(np.ceil(5 * (rng.pareto(1.1, d) + 1)), 4000).astype(int)  # Pareto tail, index 1.1
     rate = rng.beta(0.7, 0.7 * 0.7 / 0.3, d)  # mean 0.3, ICC 1 / (a + b + 1) = 0.3
     pop = Population.from_arrays(n, rng.binomial(n, rate))
-    assert 0.2 < icc_anova(pop.n, pop.s) < 0.4
+    assert 0.2 < icc_from_sums(pop.n, pop.s) < 0.4
     res = study_design(pop, "srs", k=20, reps=2000, b=199, seed=1)
     assert res.rows["iid_wald"]["coverage"] < 0.60
     assert res.rows["chunk_bootstrap"]["coverage"] < 0.60
     assert res.rows["cr2"]["coverage"] > 0.80
-    assert res.rows["macro_t"]["coverage"] > 0.90
+    assert res.rows["cluster_t"]["coverage"] > 0.90
 
 
 def test_study_is_seeded_and_independent_of_threads():
@@ -328,7 +309,7 @@ def test_two_stage_design_and_skips():
     res = study_design(pop, "two-stage", types=4, per_type=3, reps=600, b=99, seed=2)
     assert res.k == 12 and res.note["H"] == 10
     assert 0.9 <= res.rows["twostage_micro"]["coverage"] <= 1.0
-    assert {"twostage_macro_fpc", "cr2", "doc_boot_t_fpc"} <= set(res.rows)
+    assert {"twostage_macro_fpc", "cr2", "bootstrap_t_fpc"} <= set(res.rows)
     small = Population.from_arrays([5] * 12, [1] * 12, ["a"] * 6 + ["b"] * 6)
     assert "skipped" in study_design(small, "two-stage", types=3, per_type=2, reps=20).note
     assert "skipped" in study_design(small, "srs", k=50, reps=20).note
@@ -394,3 +375,83 @@ def test_load_coverage_round_trip(tmp_path):
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(HarnessInputError, match="not a coverage.json"):
         load_coverage(tmp_path / "bad.json")
+
+
+# ---- the registry drives the study; populations from CSV ----------------------------------------------------------
+
+
+def test_study_methods_come_from_the_registry():
+    from harness.stats.methods import DEFAULTS, INTERVALS, display_order
+
+    registry = [m for m in METHODS if m in INTERVALS]
+    assert registry == list(display_order())
+    assert set(METHODS) - set(INTERVALS) == {"chunk_bootstrap", "macro_boot_t", "twostage_micro", "twostage_macro"}
+    res = study_design(icc0_population(d=200), "srs", k=8, reps=60, b=39, seed=0)
+    binary = {m.name for m in INTERVALS.values() if m.applies_to("binary")}
+    assert binary | {"chunk_bootstrap", "macro_boot_t"} == {r["method"] for r in res.rows.values()}
+    assert [k for k, r in res.rows.items() if r["default"]] == [DEFAULTS["binary"]]
+    assert all(r["infinite_share"] == 0.0 for r in res.rows.values())
+    for name, m in INTERVALS.items():  # an FPC row exactly for the methods that take an FPC
+        if name in binary:
+            assert (name + "_fpc" in res.rows) == (m.fpc is not None), name
+
+
+def test_population_from_csv_hits_and_y(tmp_path):
+    f = tmp_path / "pop.csv"
+    f.write_text("doc_id,hit,doc_type\na,1,ley\na,0,ley\nb,0,aviso\nc,1,ley\nc,1,ley\nc,0,ley\n", "utf-8")
+    pop = load_population(f)
+    assert (pop.doc_ids, pop.n.tolist(), pop.s.tolist()) == (["a", "b", "c"], [2, 1, 3], [1, 0, 2])
+    assert pop.doc_types == ["ley", "aviso", "ley"] and pop.outcome == "binary" and pop.system == "pop"
+    g = tmp_path / "rr.csv"
+    g.write_text("doc_id,y\na,0.5\na,1\nb,0.25\n", "utf-8")
+    pop = load_population(g, system="rr")
+    assert pop.outcome == "unit" and pop.s.tolist() == [1.5, 0.25] and pop.ss.tolist() == [1.25, 0.0625]
+    assert pop.micro == pytest.approx(1.75 / 3) and pop.doc_types == ["unknown", "unknown"]
+    g.write_text("doc_id,y\na,2\nb,-1\n", "utf-8")
+    assert load_population(g).outcome == "continuous"
+
+
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("doc,hit\na,1\n", r"pop.csv:1: header: need doc_id"),
+        ("doc_id,hit,y\na,1,1\n", r"exactly one of hit / y"),
+        ("doc_id,hit\na,1\nb,2\n", r"pop.csv:3: record b: field hit: must be 0 or 1"),
+        ("doc_id,y\na,nan\n", r"pop.csv:2: record a: field y: not a finite number"),
+        ("doc_id,y\na\n", r"pop.csv:2: has 1 fields"),
+        ("doc_id,hit,doc_type\na,1,ley\na,0,aviso\n", r"pop.csv:3: record a: field doc_type"),
+        ("doc_id,hit\n", r"no data rows"),
+    ],
+)
+def test_population_csv_errors_name_file_line_record_field(tmp_path, text, match):
+    f = tmp_path / "pop.csv"
+    f.write_text(text, "utf-8")
+    with pytest.raises(HarnessInputError, match=match):
+        load_population(f)
+
+
+def test_continuous_population_runs_the_methods_that_apply(tmp_path):
+    rng = np.random.default_rng(2)
+    rows = ["doc_id,y"] + [f"d{i},{rng.choice([0, 1, 0.5, 1 / 3, 0.25])}" for i in rng.integers(0, 120, 2400)]
+    f = tmp_path / "rr.csv"
+    f.write_text("\n".join(rows) + "\n", "utf-8")
+    res = run_coverage(f, reps=200, ks=(10,), types=0, b=49, seed=1, plots=False)
+    assert res.files == []  # a CSV population writes nothing unless --out is given
+    rows = res.designs[0].rows
+    assert "chunk_bootstrap" not in rows  # needs a binary outcome
+    assert {"cr2", "cr2_logit", "cluster_t", "iid_wald_effective"} <= set(rows)
+    assert rows["cr2"]["default"] and res.population["outcome"] == "unit"
+    assert 0.8 < rows["cr2"]["coverage"] <= 1.0
+
+
+def test_rendering_escapes_the_system_name():
+    """A system name is input: rich markup in it is shown literally, not interpreted (failed before the fix: the
+    title read "Population: bm25 known-item outcomes", the brackets swallowed)."""
+    from rich.console import Console
+
+    pop = icc0_population(d=60)
+    pop.system = "[bold]bm25[/bold]"
+    res = run_coverage(pop, reps=20, ks=(5,), types=0, b=39, plots=False)
+    con = Console(record=True, width=160)
+    con.print(res)
+    assert "Population: [bold]bm25[/bold]" in con.export_text()

@@ -486,13 +486,13 @@ def test_registry_entries_declare_level_k_and_a_documented_compute_function():
 
 def test_every_named_list_is_declared_once_in_the_registry():
     from harness.evaluation import compare, pipeline
-    from harness.report import html, terminal
+    from harness.report import model, terminal
 
     assert compare.DEFAULT_COMPARE_METRICS is METRIC_SETS["compare"]
     assert terminal.MAIN_METRICS is METRIC_SETS["terminal"]
     assert terminal.EVIDENCE_METRICS is METRIC_SETS["terminal_evidence"]
-    assert html.TABLE_METRICS is METRIC_SETS["report_table"]
-    assert html.FOREST_METRICS is METRIC_SETS["forest"]
+    assert model.TABLE_METRICS is METRIC_SETS["report_table"]
+    assert model.FOREST_METRICS is METRIC_SETS["forest"]
     assert pipeline.summary_metric_ids is summary_metric_ids
     summarised = set(summary_metric_ids(DEFAULT_KS))
     for name, ids in METRIC_SETS.items():
@@ -505,13 +505,12 @@ def test_cli_compare_defaults_to_the_registry_compare_set(monkeypatch, tmp_path)
     evidence_recall@20); --metrics still chooses."""
     from typer.testing import CliRunner
 
-    from harness.cli import app
+    from harness.cli import app, judge
     from harness.evaluation import compare
-    from harness.report import terminal
 
     asked: list[tuple[str, ...]] = []
     monkeypatch.setattr(compare, "compare_runs", lambda a, b, *, metrics, **kw: asked.append(tuple(metrics)))
-    monkeypatch.setattr(terminal, "render_comparison", lambda rep, console: None)
+    monkeypatch.setattr(judge, "emit", lambda *args, **kw: None)
     runner = CliRunner()
     assert runner.invoke(app, ["compare", str(tmp_path), str(tmp_path)]).exit_code == 0
     assert runner.invoke(app, ["compare", str(tmp_path), str(tmp_path), "--metrics", "mrr, precision@5"]).exit_code == 0

@@ -55,7 +55,7 @@ def test_run_record_round_trip_and_evaluate_equivalence(tiny_corpus: Path, tiny_
         options=opts,
     )
     rec = load_run(path)
-    assert rec.systems == ["bm25"] and rec.manifest["clusters"]["n_clusters"] == 3
+    assert rec.systems == ["bm25"] and rec.manifest.clusters.n_clusters == 3
     ev = load_run(
         evaluate_rankings(
             tiny_goldset, path / "trec" / "bm25.document.run", runs_dir=tmp_path / "runs", run_id="b", options=opts

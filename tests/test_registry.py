@@ -32,6 +32,7 @@ def _rows(path: Path) -> dict[tuple[str, str], dict]:
     out = {}
     for line in (path / "per_question.jsonl").read_text("utf-8").splitlines():
         row = json.loads(line)
+        row["docs"], row["chunks"] = row["rankings"]["document"], row["rankings"]["chunk"]
         out[(row["system"], row["qid"])] = row
     return out
 
@@ -306,9 +307,11 @@ def _cli(tiny_corpus, tiny_goldset, tmp_path, systems, *extra):
 
 
 def test_cli_plugs_a_toy_retriever_in_and_fuses_it_with_bm25(tiny_corpus, tiny_goldset, tmp_path):
-    r = _cli(tiny_corpus, tiny_goldset, tmp_path, f"{TOY},rrf:bm25+toy,bm25", "--json")
+    r = _cli(tiny_corpus, tiny_goldset, tmp_path, f"{TOY},rrf:bm25+toy,bm25", "--format", "json")
     assert r.exit_code == 0, r.output
-    summary = json.loads(r.stdout)["systems"]
+    out = json.loads(r.stdout)
+    assert out["kind"] == "run" and out["path"].endswith("cli")
+    summary = out["data"]["systems"]
     assert list(summary) == ["toy", "rrf:bm25+toy", "bm25"]
     rows = _rows(tmp_path / "runs" / "cli")
     for qid in ("SP-001", "SP-002", "MD-001"):

@@ -3,13 +3,11 @@
 The fixtures build real run records with the pipeline (BM25 on the tiny corpus), then add systems whose rankings are
 seeded perturbations of BM25's, scored by the same ``score_results`` and written by ``write_run_record`` - the same
 format a six-system run writes, including the fully covered slice. Known-item and coverage outputs are written in the
-format of ``harness.studies.known_item`` / ``harness.studies.coverage`` (and, when those modules import,
-produced by them).
+format of ``harness.studies.known_item`` / ``harness.studies.coverage`` (and produced by them).
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import shutil
@@ -25,10 +23,13 @@ from harness.evaluation.pipeline import RunOptions, run, score_results
 from harness.evaluation.runs import load_run, write_run_record
 from harness.goldset.io import load_goldset
 from harness.goldset.schema import CATEGORIES, CATEGORY_PREFIX
-from harness.report import plots
-from harness.report.html import FIGURE_IDS, build_report, figure_ids, render_html, write_report
+from harness.report import plots, write_report
+from harness.report.html import FIGURE_IDS, figure_ids, render_html
 from harness.report.markdown import MAX_CHARS, render_markdown
+from harness.report.model import build_report
 from harness.retrieve.base import QueryResult
+from harness.studies import coverage as cov_mod
+from harness.studies import known_item as ki_mod
 
 # --------------------------------------------------------------------------------------------------------------
 # Fixture builders (also used by test_report_browser.py)
@@ -60,28 +61,26 @@ def add_perturbed_systems(
 ) -> Path:
     """A run record holding the base run's systems plus perturbed copies, scored by the real pipeline functions."""
     base = load_run(base_path)
-    gpath = goldset_path or Path(base.manifest["goldset"]["path"])
+    gpath = goldset_path or Path(base.manifest.goldset.path)
     goldset = load_goldset(gpath)
     rng = np.random.default_rng(seed)
     results: dict[str, dict[str, QueryResult]] = {}
     src = base.systems[0]
-    rows = {r["qid"]: r for r in base.per_question if r["system"] == src}
+    rows = {r.qid: r.rankings for r in base.rows(src)}
     if keep_base:
         for s in base.systems:
             results[s] = {
-                r["qid"]: QueryResult(docs=[tuple(x) for x in r["docs"]], chunks=[tuple(x) for x in r["chunks"]])
-                for r in base.per_question
-                if r["system"] == s
+                r.qid: QueryResult(docs=list(r.rankings.document), chunks=list(r.rankings.chunk)) for r in base.rows(s)
             }
     for name, strength in systems.items():
         results[name] = {
-            q: QueryResult(docs=_perturb(r["docs"], strength, rng), chunks=_perturb(r["chunks"], strength, rng))
+            q: QueryResult(docs=_perturb(r.document, strength, rng), chunks=_perturb(r.chunk, strength, rng))
             for q, r in rows.items()
         }
-    man = copy.deepcopy(base.manifest)
+    man = base.manifest.model_dump()
     opts = RunOptions(
-        doc_depth=man["depths"]["documents"],
-        chunk_depth=man["depths"]["chunks"],
+        doc_depth=man["depths"]["document"],
+        chunk_depth=man["depths"]["chunk"],
         ks=tuple(man["ks"]),
         bootstrap_reps=200,
         clustering=man["clusters"]["mode"],
@@ -354,7 +353,7 @@ def test_report_from_stored_run_without_rerunning_retrieval(tmp_path: Path, monk
     assert "one system only" in text
     # provenance: gold set, corpus, chunker, code version, date
     man = load_run(base).manifest
-    for needle in ("tiny v1.0.0", man["corpus"]["corpus_id"], "md-words-v1", "harness 0.1.0", man["created"]):
+    for needle in ("tiny v1.0.0", man.corpus.corpus_id, "md-words-v1", "harness 0.1.0", man.created):
         assert needle in text
     # question texts and quotes come from the gold set recorded in the run
     assert "¿Por cuántos años se otorgan las concesiones de aguas nacionales?" in text
@@ -413,7 +412,7 @@ def test_markdown_for_42_questions_and_six_systems_fits_a_comment(tmp_path: Path
     assert len(data.entries) == 6
     md = render_markdown(data)
     assert len(md) < MAX_CHARS
-    assert "#### Paired differences against `bm25`" in md and "**PASS**" in md or "**FAIL**" in md
+    assert "#### Paired differences against bm25" in md and ("**PASS**" in md or "**FAIL**" in md)
     assert md.count("\n| MD-") == 6  # every question in the per-question table
     assert "#### Fully covered slice" in md and "#### Known-item study" in md and "Interval coverage" in md
     # a tight bound shortens the per-question table and says so
@@ -423,25 +422,26 @@ def test_markdown_for_42_questions_and_six_systems_fits_a_comment(tmp_path: Path
     assert len(tiny) <= 1500 and "truncated" in tiny
 
 
-def test_forest_rows_agree_with_the_gate(full_inputs):
+def test_forest_rows_are_the_gates_numbers(full_inputs):
+    """The report asks compare for its paired rows: the one-sided bound is the gate's, bit for bit."""
     from harness.evaluation.compare import gate
 
     data = build_report([full_inputs["six"]], margin=0.05, reps=1000)
     assert data.baseline is not None and data.baseline.label == "vector"
-    mrr_rows = [r for r in data.paired if r["metric"] == "mrr"]
-    assert [r["label"] for r in mrr_rows] == ["rrf", "w0.25", "w0.5", "w0.75"]
+    mrr_rows = [r for r in data.paired if r.metric == "mrr"]
+    assert [r.label for r in mrr_rows] == ["rrf", "w0.25", "w0.5", "w0.75"]
     for r in mrr_rows:
         v = gate(full_inputs["six"], full_inputs["six"], metric="mrr", margin=0.05, system_baseline="vector",
-                 system_candidate=r["label"])  # fmt: skip
-        assert r["lower_one_sided"] == pytest.approx(v.lower_bound, abs=1e-12)
-        assert r["noninferior"] == (v.decision == "PASS")
-        assert r["lower"] <= r["diff"] <= r["upper"]
-    assert all(r["p_holm"] is not None and r["p_holm"] >= r["p"] for r in mrr_rows)
+                 system_candidate=r.label)  # fmt: skip
+        assert r.lower_one_sided == v.lower_bound and r.se == v.se and r.df == v.df
+        assert r.noninferior == (v.decision == "PASS")
+        assert r.lower <= r.diff <= r.upper
+    assert all(r.p_holm is not None and r.p_holm >= r.p for r in mrr_rows)
 
 
 def test_baseline_by_label_or_run_folder(full_inputs, tmp_path: Path):
     d = build_report([full_inputs["base"], full_inputs["six"]], baseline="w0.5", reps=200)
-    assert d.baseline.label == "w0.5" and {r["label"] for r in d.paired} == {"bm25", "vector", "rrf", "w0.25", "w0.75"}
+    assert d.baseline.label == "w0.5" and {r.label for r in d.paired} == {"bm25", "vector", "rrf", "w0.25", "w0.75"}
     d = build_report([full_inputs["six"]], baseline=full_inputs["base"], reps=200)
     assert d.baseline.label == "bm25" and d.runs[0].path == full_inputs["base"]
     with pytest.raises(HarnessInputError, match="--baseline 'nope'"):
@@ -453,8 +453,8 @@ def test_repeated_system_names_are_labelled_by_run(full_inputs, tmp_path: Path):
     d = build_report([full_inputs["base"], again], reps=200)
     assert d.labels == ["base:bm25", "again:bm25", "vector"]
     assert d.baseline.label == "base:bm25"
-    same = next(r for r in d.paired if r["label"] == "again:bm25" and r["metric"] == "mrr")
-    assert same["diff"] == 0.0 and same["questions"]["ties"] == 3  # the same rankings re-scored
+    same = next(r for r in d.paired if r.label == "again:bm25" and r.metric == "mrr")
+    assert same.diff == 0.0 and same.questions["ties"] == 3  # the same rankings re-scored
     md = render_markdown(d)
     assert "| again:bm25 | mrr | +0.000 |" in md
 
@@ -465,13 +465,13 @@ def test_category_intervals_are_cr2_on_the_category_questions(full_inputs):
     data = build_report([full_inputs["six"]], reps=200)
     run = load_run(full_inputs["six"])
     labels = run.clusters()
-    sp = [r for r in run.per_question if r["system"] == "rrf" and r["category"] == "single_passage"]
-    ref = cr2([r["metrics"]["mrr"] for r in sp], [labels[r["qid"]] for r in sp])
-    mean, iv = data.category_values[("rrf", "single_passage", "mrr")]
-    assert mean == pytest.approx(ref.estimate) and iv == pytest.approx((ref.lower, ref.upper))
+    sp = [r for r in run.rows("rrf") if r.category == "single_passage"]
+    ref = cr2([r.metrics["mrr"] for r in sp], [labels[r.qid] for r in sp])
+    got = data.category_values[("rrf", "single_passage", "mrr")]
+    assert got.mean == pytest.approx(ref.estimate) and got.interval == (ref.lower, ref.upper)
     # multi_document has one question (one cluster): no interval, and the report says so
     assert data.category_info["multi_document"] == {"n": 1, "n_clusters": 1}
-    assert data.category_values[("rrf", "multi_document", "mrr")][1] is None
+    assert data.category_values[("rrf", "multi_document", "mrr")].interval is None
     html = render_html(data)
     assert "No whisker for multi document" in html
 
@@ -480,7 +480,7 @@ def test_gold_set_unreadable_shows_question_ids(full_inputs, tmp_path: Path):
     other = tmp_path / "moved"
     shutil.copytree(full_inputs["six"], other)
     man = json.loads((other / "manifest.json").read_text("utf-8"))
-    man["goldset"]["path"] = str(tmp_path / "gone" / "gold.jsonl")
+    man["goldset"]["path"] = "gone/nowhere/gold.jsonl"
     (other / "manifest.json").write_text(json.dumps(man), "utf-8")
     data = build_report([other], reps=200)
     assert data.gold is None and "not readable" in data.gold_note
@@ -526,9 +526,7 @@ def test_styles_differ_beyond_colour():
 
 
 def test_report_of_real_known_item_and_coverage_outputs(full_inputs, tmp_path: Path):
-    """When the known-item and coverage modules are importable, their own outputs feed the report."""
-    ki_mod = pytest.importorskip("harness.studies.known_item")
-    cov_mod = pytest.importorskip("harness.studies.coverage")
+    """The known-item and coverage modules' own outputs feed the report."""
     corpus = tmp_path / "kc"
     rng = np.random.default_rng(0)
     vocab = [f"palabra{i}" for i in range(300)]

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 from test_report import add_perturbed_systems, make_base_run, write_known_item_outputs
 
-from harness.report.html import FIGURE_IDS, write_report
+from harness.report import write_report
+from harness.report.html import FIGURE_IDS
 
 REPO = Path(__file__).resolve().parents[1]
 FLAGS = (

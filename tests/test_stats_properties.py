@@ -132,9 +132,13 @@ def test_constant_y_gives_zero_width_without_nan(data, value):
     _, cl, w, _ = data
     y = np.full(cl.size, value)
     ivs = all_intervals(y, cl, weights=w, B=B)
+    kg = ivs.pop("korn_graubard", None)
     for name, iv in ivs.items():
         assert (iv.lower, iv.estimate, iv.upper) == (value, value, value), name
         assert iv.se in (None, 0.0) or iv.se == 0.0, name
+    if kg is not None:  # all 0 or all 1: Clopper-Pearson with design effect 1, not a zero-width interval
+        assert value in (0.0, 1.0) and kg.estimate == value and kg.se == 0.0 and kg.width > 0
+        assert (kg.lower == 0.0) if value == 0.0 else (kg.upper == 1.0)
     assert math.isnan(icc_anova(y, cl))
     assert design_effect(y, cl)["deff"] == 1.0
     assert randomization_test(y - value, cl) == 1.0

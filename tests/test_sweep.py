@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 
 from harness.errors import HarnessInputError
 from harness.evaluation.pipeline import RunOptions, score_results
-from harness.evaluation.runs import write_run_record
-from harness.evaluation.sweep import SweepResult, choose_weight, parse_weight_grid, render_sweep, sweep
+from harness.evaluation.runs import RUN_SCHEMA_VERSION, write_run_record
+from harness.evaluation.sweep import SweepResult, choose_weight, parse_weight_grid, sweep
 from harness.goldset.io import load_goldset
 from harness.retrieve.base import QueryResult
 from harness.retrieve.fusion import FusionSpec
@@ -106,13 +106,13 @@ def write_run(
     opts = RunOptions(bootstrap_reps=200)
     rows, summary, clusters = score_results(gs, results, opts, n_docs=1000, n_chunks=5000)
     manifest = {
-        "schema_version": 1,
+        "schema_version": RUN_SCHEMA_VERSION,
         "run_id": run_id,
         "kind": "run",
         "goldset": {"name": gs.name, "version": gs.version, "sha256": gs.sha256, "path": str(gpath)},
         "corpus": {"n_documents": 1000, "n_chunks": 5000},
         "systems": list(results),
-        "depths": {"documents": opts.doc_depth, "chunks": opts.chunk_depth},
+        "depths": {"document": opts.doc_depth, "chunk": opts.chunk_depth},
         "ks": list(opts.ks),
         "level": opts.level,
         "clusters": clusters,
@@ -283,6 +283,8 @@ def test_to_dict_and_render(tmp_path):
     assert d["dev_curve"][13] == {"w": 0.65, "dev_mean": 1.0}
     assert math.isclose(d["test_mean"], 2 / 3) and "optimistic" in d["note"]
     from rich.console import Console
+
+    from harness.report.terminal import render_sweep
 
     console = Console(record=True, width=120)
     render_sweep(res, console)

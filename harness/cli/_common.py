@@ -33,3 +33,40 @@ def _csv_ints(text: str, name: str) -> tuple[int, ...]:
         return tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise HarnessError(f"{name}: {text!r} is not a comma-separated list of integers") from None
+
+
+FORMAT = typer.Option(
+    "table", "--format", help="Output format: table (rich, for a terminal), json (one envelope) or markdown."
+)
+OUT = typer.Option("-", "--out", help="Write the output to FILE, atomically (- = stdout); its folder must exist.")
+RESULT_OUT = typer.Option(
+    "-", "--result-out", help="Write the printed result to FILE, atomically (- = stdout); its folder must exist."
+)
+JSON_ALIAS = typer.Option(False, "--json", hidden=True, help="Deprecated: same as --format json.")
+
+
+def output_format(fmt: str, as_json: bool = False, *, out: str = "-", field: str = "--out") -> str:
+    """The output format chosen (``--json`` is a deprecated alias of ``--format json``), after checking the format
+    and the output file, before the verb does any work."""
+    from harness.report.formats import check_format, check_output
+
+    if as_json:
+        err_console.print("note: --json is deprecated; use --format json", highlight=False)
+        fmt = "json"
+    try:
+        check_format(fmt)
+        check_output(out, field=field)
+    except HarnessError as exc:
+        _fail(exc)
+    return fmt
+
+
+def emit(kind: str, value, fmt: str, out: str, *, path=None, field: str = "--out") -> None:
+    """Hand a verb's result to the output-format registry (:func:`harness.report.formats.emit`)."""
+    from harness.report.formats import Result
+    from harness.report.formats import emit as do_emit
+
+    try:
+        do_emit(Result(kind, value, path), fmt, out, console=console, field=field)
+    except HarnessError as exc:
+        _fail(exc)

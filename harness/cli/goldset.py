@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 
-from harness.cli._common import _fail, app, console, err_console, goldset_app
+from harness.cli._common import (
+    FORMAT,
+    JSON_ALIAS,
+    OUT,
+    RESULT_OUT,
+    _fail,
+    app,
+    console,
+    emit,
+    err_console,
+    goldset_app,
+    output_format,
+)
 from harness.errors import HarnessError, HarnessInputError
 
 
@@ -21,20 +32,19 @@ def validate(
     contract: Path = typer.Option(
         None, "--contract", help="Contract file or folder (default: validators/<slug>-v<major>.toml)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    fmt: str = FORMAT,
+    out: str = OUT,
+    as_json: bool = JSON_ALIAS,
 ) -> None:
     """Validate a gold set: exit 0 valid, 1 invalid records, 2 unusable input. Never modifies input."""
-    from harness.validate import render
     from harness.validate import validate as do_validate
 
+    fmt = output_format(fmt, as_json, out=out)
     try:
         report = do_validate(dataset, corpus_dir=corpus, correction=correction, contract=contract)
     except HarnessError as exc:
         _fail(exc)
-    if as_json:
-        sys.stdout.write(report.to_json() + "\n")
-    else:
-        render(report, console)
+    emit("validation", report, fmt, out)
     raise typer.Exit(report.exit_code)
 
 
@@ -45,19 +55,18 @@ def goldset_apply(
     out: Path = typer.Option(..., "--out", help="New dataset folder (must not exist)."),
     corpus: Path = typer.Option(None, "--corpus", help="Corpus folder to check the corrected set against."),
     contract: Path = typer.Option(None, "--contract"),
+    fmt: str = FORMAT,
+    result_out: str = RESULT_OUT,
 ) -> None:
     """Write the corrected set as a new minor version, only when it validates (exit 0), else exit 1."""
-    from harness.validate import apply_correction, render
+    from harness.validate import apply_correction
 
+    fmt = output_format(fmt, out=result_out, field="--result-out")
     try:
         res = apply_correction(dataset, correction, out, corpus_dir=corpus, contract=contract)
     except HarnessError as exc:
         _fail(exc)
-    render(res.report, console)
-    if res.written:
-        console.print(f"wrote {res.out_dir} (version {res.version}; records changed: {', '.join(res.records_changed)})")
-    else:
-        console.print("[red]not written: the corrected set does not validate[/red]")
+    emit("goldset-apply", res, fmt, result_out, path=res.out_dir, field="--result-out")
     raise typer.Exit(res.exit_code)
 
 

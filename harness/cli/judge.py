@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import typer
 
-from harness.cli._common import _fail, app, console
+from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format
 from harness.errors import HarnessError
 
 
@@ -34,12 +32,14 @@ def compare(
     system_b: str = typer.Option(None, "--system-b"),
     reps: int = typer.Option(10000, help="Randomisation-test sign flips."),
     seed: int = typer.Option(0),
-    as_json: bool = typer.Option(False, "--json"),
+    fmt: str = FORMAT,
+    out: str = OUT,
+    as_json: bool = JSON_ALIAS,
 ) -> None:
     """Paired differences B - A with clustered intervals, randomisation tests and win/tie/loss counts."""
     from harness.evaluation.compare import DEFAULT_COMPARE_METRICS, compare_runs
-    from harness.report.terminal import render_comparison
 
+    fmt = output_format(fmt, as_json, out=out)
     ids = DEFAULT_COMPARE_METRICS if metrics is None else tuple(m.strip() for m in metrics.split(",") if m.strip())
     try:
         rep = compare_runs(
@@ -53,10 +53,7 @@ def compare(
         )
     except HarnessError as exc:
         _fail(exc)
-    if as_json:
-        sys.stdout.write(json.dumps(rep.to_dict(), indent=2, ensure_ascii=False) + "\n")
-    else:
-        render_comparison(rep, console)
+    emit("comparison", rep, fmt, out)
 
 
 @app.command()
@@ -70,10 +67,13 @@ def gate(
     system_candidate: str = typer.Option(None, "--system-candidate"),
     guard: list[str] = typer.Option(None, "--guard", help="Per-category guard CATEGORY:MARGIN (repeatable)."),
     verdict: Path = typer.Option(Path("gate-verdict.json"), "--verdict", help="Where the JSON verdict goes."),
+    fmt: str = FORMAT,
+    out: str = OUT,
 ) -> None:
     """Non-inferiority gate: exit 0 pass, 1 fail, 2 unusable or incomparable input."""
     from harness.evaluation.compare import gate as do_gate
 
+    fmt = output_format(fmt, out=out)
     try:
         v = do_gate(
             baseline,
@@ -88,11 +88,7 @@ def gate(
         )
     except HarnessError as exc:
         _fail(exc)
-    console.print(v.line(), highlight=False, soft_wrap=True)
-    for cat, g in v.category_guards.items():
-        console.print(f"  guard {cat}: diff {g['diff']:+.4f} vs -{g['margin']:.4f}: {'ok' if g['passed'] else 'FAIL'}")
-    for w in v.warnings:
-        console.print(f"[yellow]warning: {w}[/yellow]")
+    emit("gate", v, fmt, out)
     raise typer.Exit(v.exit_code)
 
 
@@ -108,11 +104,14 @@ def power(
     system_baseline: str = typer.Option(
         None, "--system-baseline", help="Baseline system (when BASELINE holds several)."
     ),
-    as_json: bool = typer.Option(False, "--json"),
+    fmt: str = FORMAT,
+    out: str = OUT,
+    as_json: bool = JSON_ALIAS,
 ) -> None:
     """Clusters and questions needed to detect DELTA with the given power, from the run's ICC and cluster sizes."""
-    from harness.evaluation.compare import power_plan
+    from harness.evaluation.power import power_plan
 
+    fmt = output_format(fmt, as_json, out=out)
     try:
         plan = power_plan(
             run,
@@ -126,19 +125,7 @@ def power(
         )
     except HarnessError as exc:
         _fail(exc)
-    if as_json:
-        sys.stdout.write(json.dumps(plan, indent=2) + "\n")
-        return
-    console.print(
-        f"{plan['system']} {metric}{' (paired differences)' if plan['paired'] else ''}: "
-        f"ICC {plan['icc']:.3f}, DEFF {plan['deff']:.2f}, mean cluster size "
-        f"{plan['mean_cluster_size']:.2f} (CV {plan['cv_cluster_size']:.2f}), SD {plan['sd']:.3f}\n"
-        f"to detect {delta} with {target_power:.0%} power at alpha {alpha}: {plan['clusters_needed']} clusters, "
-        f"about {plan['questions_needed']} questions (now {plan['current_clusters']} clusters, "
-        f"{plan['current_questions']} questions)"
-    )
-    if plan.get("note"):
-        console.print(f"[yellow]{plan['note']}[/yellow]")
+    emit("power", plan, fmt, out)
 
 
 @app.command()
@@ -150,17 +137,17 @@ def sweep(
     metric: str = typer.Option("mrr"),
     level: str = typer.Option(None, help="document or chunk (default: the metric's level)."),
     goldset: Path = typer.Option(None, "--goldset", help="Gold set (default: the path recorded in the run)."),
-    as_json: bool = typer.Option(False, "--json"),
+    fmt: str = FORMAT,
+    out: str = OUT,
+    as_json: bool = JSON_ALIAS,
 ) -> None:
     """Choose the fusion weight on the dev split; report it on the test split only."""
-    from harness.evaluation.sweep import parse_weight_grid, render_sweep
+    from harness.evaluation.sweep import parse_weight_grid
     from harness.evaluation.sweep import sweep as do_sweep
 
+    fmt = output_format(fmt, as_json, out=out)
     try:
         res = do_sweep(run, parse_weight_grid(w), metric, level, goldset_path=goldset)
     except HarnessError as exc:
         _fail(exc)
-    if as_json:
-        sys.stdout.write(json.dumps(res.to_dict(), indent=2) + "\n")
-    else:
-        render_sweep(res, console)
+    emit("sweep", res, fmt, out)

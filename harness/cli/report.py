@@ -6,14 +6,16 @@ from pathlib import Path
 
 import typer
 
-from harness.cli._common import _fail, app, console
+from harness.cli._common import _fail, app, err_console
 from harness.errors import HarnessError
 
 
 @app.command()
 def report(
     runs: list[Path] = typer.Argument(..., help="Run records (comparable: same gold set, corpus, chunker, depths)."),
-    out: Path = typer.Option(None, "--out", help="Output file (default report.html, or report.md for markdown)."),
+    out: str = typer.Option(
+        None, "--out", help="Output file, written atomically; - = stdout (default report.html, or report.md)."
+    ),
     fmt: str = typer.Option("html", "--format", help="html (self-contained) or markdown (pull-request comment)."),
     baseline: str = typer.Option(None, "--baseline", help="Baseline system (or run folder) for paired differences."),
     margin: float = typer.Option(0.02, help="Gate margin drawn on the forest plot."),
@@ -21,14 +23,15 @@ def report(
     coverage: Path = typer.Option(None, "--coverage", help="Coverage study JSON to include."),
 ) -> None:
     """Write one report (HTML with inline SVG figures, or Markdown) from run records only."""
-    from harness.report.html import write_report
+    from harness.report import write_report
 
     if out is None:
-        out = Path("report.md" if fmt.lower() in ("markdown", "md") else "report.html")
+        out = "report.md" if fmt.lower() in ("markdown", "md") else "report.html"
     try:
         path = write_report(
             runs, out, fmt=fmt, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage
         )
     except HarnessError as exc:
         _fail(exc)
-    console.print(f"wrote {path}")
+    if path is not None:
+        err_console.print(f"wrote {path}", highlight=False)

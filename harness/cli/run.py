@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import typer
 
-from harness.cli._common import RUNS_DIR, WORKDIR, _fail, app, console, err_console
+from harness.cli._common import FORMAT, JSON_ALIAS, OUT, RUNS_DIR, WORKDIR, _fail, app, emit, err_console, output_format
 from harness.errors import HarnessError, HarnessInputError
 
 
@@ -72,16 +70,19 @@ def run(
     binarize: str = typer.Option(
         "sign", help="Default vector bits: sign (value > 0) or centered (value > the slice's mean; vector:binarize=B)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    fmt: str = FORMAT,
+    out: str = OUT,
+    as_json: bool = JSON_ALIAS,
 ) -> None:
     """Run systems on a gold set over a corpus, print the tables and write a run record."""
     from harness.evaluation.pipeline import RunOptions
     from harness.evaluation.pipeline import run as do_run
     from harness.evaluation.runs import load_run
-    from harness.report.terminal import render_run
     from harness.retrieve.names import split_systems
 
-    log = (lambda m: err_console.print(m, highlight=False)) if not as_json else None
+    fmt = output_format(fmt, as_json, out=out)
+    quiet = fmt != "table"
+    log = (lambda m: err_console.print(m, highlight=False)) if not quiet else None
     try:
         vector = vector_options(model, index_fraction, until, vector_backend, binarize)
         opts = RunOptions(
@@ -100,17 +101,13 @@ def run(
             runs_dir=runs_dir,
             run_id=run_id,
             options=opts,
-            progress=not as_json,
+            progress=not quiet,
             log=log,
         )
         rec = load_run(path)
     except HarnessError as exc:
         _fail(exc)
-    if as_json:
-        sys.stdout.write(json.dumps(rec.summary, indent=2, ensure_ascii=False) + "\n")
-    else:
-        render_run(rec, console)
-        console.print(f"run record: {path}")
+    emit("run", rec, fmt, out, path=path)
 
 
 @app.command()
@@ -124,21 +121,19 @@ def evaluate(
     chunk_depth: int = typer.Option(200),
     clustering: str = typer.Option("components"),
     seed: int = typer.Option(0),
-    as_json: bool = typer.Option(False, "--json"),
+    fmt: str = FORMAT,
+    out: str = OUT,
+    as_json: bool = JSON_ALIAS,
 ) -> None:
     """Score rankings produced by any other system with the same metrics and write a run record."""
     from harness.evaluation.pipeline import RunOptions, evaluate_rankings
     from harness.evaluation.runs import load_run
-    from harness.report.terminal import render_run
 
+    fmt = output_format(fmt, as_json, out=out)
     opts = RunOptions(doc_depth=doc_depth, chunk_depth=chunk_depth, clustering=clustering, seed=seed)
     try:
         path = evaluate_rankings(goldset, rankings, runs_dir=runs_dir, run_id=run_id, options=opts, level=level)
         rec = load_run(path)
     except HarnessError as exc:
         _fail(exc)
-    if as_json:
-        sys.stdout.write(json.dumps(rec.summary, indent=2, ensure_ascii=False) + "\n")
-    else:
-        render_run(rec, console)
-        console.print(f"run record: {path}")
+    emit("run", rec, fmt, out, path=path)

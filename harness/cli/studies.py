@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli._common import WORKDIR, _csv_ints, _fail, app, console
+from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format
 from harness.errors import HarnessError
 
 
@@ -26,10 +26,12 @@ def known_item(
     model: str = typer.Option(None, "--model", help="Embedding model of the vector system (as in `harness embed`)."),
     workdir: Path = WORKDIR,
     overwrite: bool = typer.Option(False, help="Replace an existing output folder."),
+    fmt: str = FORMAT,
+    result_out: str = RESULT_OUT,
 ) -> None:
     """Label-free known-item evaluation (chunk-as-query, hit@1 micro/macro, ICC, DEFF) on a corpus."""
+    fmt = output_format(fmt, out=result_out, field="--result-out")
 
-    from harness.report.studies import render_known_item, render_sensitivity, render_study
     from harness.studies.known_item import run_chunk_size_sensitivity, run_known_item, run_study
 
     common = dict(
@@ -44,16 +46,17 @@ def known_item(
     try:
         sizes = _csv_ints(chunk_words, "--chunk-words")
         if len(sizes) > 1:
-            shown = render_sensitivity(run_chunk_size_sensitivity(corpus, out, sizes=sizes, **common).rows)
+            kind = "known-item-sensitivity"
+            res = run_chunk_size_sensitivity(corpus, out, sizes=sizes, **common)
         elif coverage:
+            kind = "known-item-study"
             res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=_csv_ints(k, "--K"), **common)
-            shown = render_study(res.known_item.summary, res.coverage)
         else:
-            shown = render_known_item(run_known_item(corpus, out, chunk_words=sizes[0], **common).summary)
+            kind = "known-item"
+            res = run_known_item(corpus, out, chunk_words=sizes[0], **common)
     except HarnessError as exc:
         _fail(exc)
-    console.print(shown)
-    console.print(f"outputs: {out}")
+    emit(kind, res, fmt, result_out, path=out, field="--result-out")
 
 
 @app.command("coverage")
@@ -67,10 +70,14 @@ def coverage_cmd(
     seed: int = typer.Option(0),
     system: str = typer.Option(None, help="Which system's outcomes (default: the first)."),
     out: Path = typer.Option(None, "--out", help="Output folder (default: the population folder)."),
+    fmt: str = FORMAT,
+    result_out: str = RESULT_OUT,
 ) -> None:
     """Coverage of interval methods when an evaluator samples documents from this corpus (seeded simulation)."""
 
     from harness.studies.coverage import run_coverage
+
+    fmt = output_format(fmt, out=result_out, field="--result-out")
 
     try:
         res = run_coverage(
@@ -86,4 +93,4 @@ def coverage_cmd(
         )
     except HarnessError as exc:
         _fail(exc)
-    console.print(res)
+    emit("coverage", res, fmt, result_out, path=out or population, field="--result-out")

@@ -1,12 +1,20 @@
-"""Paired comparisons between systems, the non-inferiority gate, and power planning, from run records only.
+"""Paired comparisons between systems and the non-inferiority gate, from run records only (power planning:
+:mod:`harness.evaluation.power`).
 
-All three read per-question metric vectors from run records (:mod:`harness.evaluation.runs`), align them by question
-id and use the clusters recorded with the baseline run (connected components of questions sharing gold documents by
-default), so questions that share documents are not counted as independent trials.
+All of them read per-question metric vectors from run records (:mod:`harness.evaluation.runs`), align them by
+question id and use the clusters recorded with the baseline run (connected components of questions sharing gold
+documents by default), so questions that share documents are not counted as independent trials.
+
+This module computes every number the report shows about runs beyond the recorded summary:
+:func:`category_intervals` (CR2 per category) and :func:`paired_table` (paired differences against a baseline with
+the gate's one-sided bound, :func:`noninferiority_bound`, and Holm across the candidates), so ``harness report``
+prints exactly what ``harness compare`` and ``harness gate`` print.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -17,20 +25,20 @@ from harness.errors import HarnessInputError
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.io import atomic_write_json
-from harness.metrics import METRIC_SETS
-from harness.stats import (
-    clusters_needed,
-    design_effect,
-    holm,
-    minimum_detectable_difference,
-    paired,
-    randomization_test,
-)
+from harness.levels import parse_level
+from harness.metrics import METRIC_SETS, MetricSpec
+from harness.stats import cr2, default_method, holm, minimum_detectable_difference, paired, randomization_test
 
 DEFAULT_COMPARE_METRICS = METRIC_SETS["compare"]
 
 
-def _pick_pairs(a: RunRecord, b: RunRecord, system_a: str | None, system_b: str | None) -> list[tuple[str, str]]:
+def pick_pairs(a: RunRecord, b: RunRecord, system_a: str | None, system_b: str | None) -> list[tuple[str, str]]:
+    """The ``(system of a, system of b)`` pairs to compare: the named ones; within one run its first system against
+    each other; one system each; else the systems both runs hold.
+
+    Raises:
+        HarnessInputError: a named system not in its run, or no pair (the message says how to choose).
+    """
     if system_a or system_b:
         sa = system_a or (a.systems[0] if len(a.systems) == 1 else None)
         sb = system_b or (b.systems[0] if len(b.systems) == 1 else None)
@@ -51,7 +59,12 @@ def _pick_pairs(a: RunRecord, b: RunRecord, system_a: str | None, system_b: str 
     return [(s, s) for s in common]
 
 
-def _aligned(a: RunRecord, b: RunRecord, sa: str, sb: str, metric: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+def aligned(a: RunRecord, b: RunRecord, sa: str, sb: str, metric: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """``(qids sorted, values of sa in a, values of sb in b)`` of one metric, aligned by question id.
+
+    Raises:
+        HarnessInputError: the two runs do not hold the same questions, or a system or metric is absent.
+    """
     va, vb = a.metric_vector(sa, metric), b.metric_vector(sb, metric)
     if set(va) != set(vb):
         raise HarnessInputError(f"runs not comparable: question ids differ for {metric} ({sa} vs {sb})")
@@ -62,10 +75,10 @@ def _aligned(a: RunRecord, b: RunRecord, sa: str, sb: str, metric: str) -> tuple
 def _level_available(run: RunRecord, system: str, metric: str) -> bool:
     """False when the run's summary says the system returned no rankings at the metric's level (e.g. a document-only
     TREC file scored by ``evaluate``); such metrics are all zeros and must not be compared."""
-    from harness.metrics import MetricSpec
-
-    levels = run.summary.get("systems", {}).get(system, {}).get("all", {}).get("levels")
-    return True if levels is None else bool(levels.get(MetricSpec.parse(metric).level, True))
+    whole = run.system_summary(system).get("all")
+    if whole is None:
+        return True
+    return whole.levels.get(parse_level(MetricSpec.parse(metric).level), True)
 
 
 def _wtl(diff: np.ndarray, eps: float = 1e-12) -> dict[str, int]:
@@ -150,7 +163,7 @@ def compare_runs(
     a = run_a if isinstance(run_a, RunRecord) else load_run(run_a)
     b = run_b if isinstance(run_b, RunRecord) else load_run(run_b)
     check_comparable(a, b)
-    pairs = _pick_pairs(a, b, system_a, system_b)
+    pairs = pick_pairs(a, b, system_a, system_b)
     labels = a.clusters()
     cats = a.categories()
     out: list[MetricComparison] = []
@@ -161,9 +174,9 @@ def compare_runs(
             if not (_level_available(a, sa, metric) and _level_available(b, sb, metric)):
                 skipped.append(f"{metric} ({sa} vs {sb}): one side has no rankings at this level")
                 continue
-            qids, ya, yb = _aligned(a, b, sa, sb, metric)
+            qids, ya, yb = aligned(a, b, sa, sb, metric)
             cl = np.array([labels.get(q, q) for q in qids])
-            iv = paired(ya, yb, cl, method="cr2", level=level)
+            iv = paired(ya, yb, cl, method=default_method("paired"), level=level)
             d = yb - ya
             p = randomization_test(d, cl, reps=reps, seed=seed)
             uniq = sorted(set(cl))
@@ -175,7 +188,7 @@ def compare_runs(
                     continue
                 entry = {"n": int(m.sum()), "diff": float(d[m].mean()), **_wtl(d[m])}
                 if len(set(cl[m])) >= 2:
-                    civ = paired(ya[m], yb[m], cl[m], method="cr2", level=level)
+                    civ = paired(ya[m], yb[m], cl[m], method=default_method("paired"), level=level)
                     entry["interval"] = {"lower": civ.lower, "upper": civ.upper, "df": civ.df}
                 per_cat[c] = entry
             group.append(
@@ -215,8 +228,175 @@ def compare_runs(
 
 
 def _cluster_info(run: RunRecord) -> dict:
-    c = run.manifest.get("clusters", {})
-    return {"mode": c.get("mode"), "n_clusters": c.get("n_clusters")}
+    c = run.manifest.clusters
+    return {"mode": c.mode, "n_clusters": c.n_clusters}
+
+
+def noninferiority_bound(estimate: float, se: float | None, df: float | None, alpha: float) -> float:
+    """The gate's one-sided ``1 - alpha`` lower confidence bound ``estimate - t_{1-alpha, df} * se`` of a mean paired
+    difference (CR2 ``se``, Satterthwaite ``df``; Bell & McCaffrey 2002, Pustejovsky & Tipton 2018).
+
+    A missing ``se`` counts as 0 and a missing ``df`` as 1 (the widest t, so the most conservative bound). Units:
+    those of the metric; ``0 < alpha < 0.5``.
+    """
+    t = float(sps.t.ppf(1 - alpha, float(df or 1.0)))
+    return float(estimate - t * float(se or 0.0))
+
+
+@dataclass(frozen=True)
+class CategoryInterval:
+    """The mean of one metric over one category's questions, with its CR2 interval.
+
+    Attributes:
+        category, metric: what is averaged.
+        n, n_clusters: questions and clusters of the category.
+        mean: ``math.fsum(values) / n`` (metric units, 0-1).
+        interval: CR2 ``(lower, upper)`` at the requested level over the category's questions and clusters;
+            ``None`` with fewer than 2 clusters or when CR2 refuses the data.
+    """
+
+    category: str
+    metric: str
+    n: int
+    n_clusters: int
+    mean: float
+    interval: tuple[float, float] | None
+
+
+def category_intervals(
+    run: RunRecord, system: str, *, metrics: Sequence[str] = ("mrr",), level: float = 0.95
+) -> list[CategoryInterval]:
+    """Per-category means with CR2 cluster-robust intervals (:func:`harness.stats.cr2`; Satterthwaite df) for one
+    system of a run, using the clusters recorded with the run (a question without a recorded label is its own
+    cluster).
+
+    Categories come in the eval v4 order, then any others sorted; a metric absent from a question's row is skipped
+    for that category. Categories hold few clusters, so these intervals are wide and their coverage uncertain.
+    """
+    labels = run.clusters()
+    rows = run.rows(system)
+    present = {r.category for r in rows}
+    cats = [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
+    out: list[CategoryInterval] = []
+    for cat in cats:
+        sel = [r for r in rows if r.category == cat]
+        cl = [labels.get(r.qid, r.cluster or r.qid) for r in sel]
+        for m in metrics:
+            if any(m not in r.metrics for r in sel):
+                continue
+            y = [float(r.metrics[m]) for r in sel]
+            iv = None
+            if len(set(cl)) >= 2:
+                try:
+                    res = cr2(y, cl, level=level)
+                    iv = (res.lower, res.upper)
+                except HarnessInputError:
+                    iv = None
+            out.append(CategoryInterval(cat, m, len(sel), len(set(cl)), math.fsum(y) / len(y), iv))
+    return out
+
+
+@dataclass
+class PairedRow:
+    """One candidate against the baseline on one metric (see :func:`paired_table`).
+
+    Attributes:
+        label, baseline: display names of the candidate and the baseline.
+        metric: metric id; mean_a / mean_b: baseline / candidate means; diff: mean paired difference candidate -
+            baseline.
+        lower, upper: two-sided CR2 interval of ``diff`` at the table's level; se, df: its CR2 se and Satterthwaite
+            df (``None`` when not recorded).
+        lower_one_sided: :func:`noninferiority_bound` at ``alpha`` (what ``harness gate`` compares with -margin);
+            noninferior: ``lower_one_sided > -margin``.
+        p: cluster sign-flip randomisation p; p_holm: Holm-adjusted across the candidates of this metric (``None``
+            with one candidate).
+        questions, clusters: win / tie / loss counts of the candidate (clusters: of cluster-mean differences).
+        warnings: the interval's warnings.
+    """
+
+    label: str
+    baseline: str
+    metric: str
+    mean_a: float
+    mean_b: float
+    diff: float
+    lower: float
+    upper: float
+    se: float | None
+    df: float | None
+    lower_one_sided: float
+    noninferior: bool
+    p: float
+    p_holm: float | None
+    questions: dict
+    clusters: dict
+    warnings: list[str] = field(default_factory=list)
+
+
+def paired_table(
+    baseline: tuple[str, RunRecord, str],
+    candidates: Sequence[tuple[str, RunRecord, str]],
+    metrics: Sequence[str],
+    *,
+    alpha: float = 0.05,
+    margin: float = 0.02,
+    level: float = 0.95,
+    reps: int = 10000,
+    seed: int = 0,
+) -> list[PairedRow]:
+    """Paired differences candidate - baseline for every candidate and metric, as :func:`compare_runs` computes them,
+    with the gate's one-sided bound (:func:`noninferiority_bound`) and Holm across the candidates per metric.
+
+    Args:
+        baseline: ``(label, run, system)``.
+        candidates: ``(label, run, system)`` each (every run comparable with the baseline's).
+        metrics: metric ids (a metric a side has no ranking for is left out, as in :func:`compare_runs`).
+        alpha: one-sided level of the gate's bound; margin: the non-inferiority margin (metric units, >= 0).
+        level: two-sided level of ``lower``/``upper``.
+        reps, seed: randomisation test sign flips and seed.
+
+    Returns:
+        Rows in candidate order, then metric order.
+
+    Raises:
+        IncomparableError / HarnessInputError: as :func:`compare_runs`.
+    """
+    b_label, b_run, b_system = baseline
+    rows: list[PairedRow] = []
+    for label, run, system in candidates:
+        rep = compare_runs(
+            b_run, run, metrics=tuple(metrics), system_a=b_system, system_b=system, level=level, reps=reps, seed=seed
+        )
+        for c in rep.comparisons:
+            iv = c.interval
+            bound = noninferiority_bound(iv["estimate"], iv.get("se"), iv.get("df"), alpha)
+            rows.append(
+                PairedRow(
+                    label=label,
+                    baseline=b_label,
+                    metric=c.metric,
+                    mean_a=c.mean_a,
+                    mean_b=c.mean_b,
+                    diff=c.diff,
+                    lower=iv["lower"],
+                    upper=iv["upper"],
+                    se=iv.get("se"),
+                    df=iv.get("df"),
+                    lower_one_sided=bound,
+                    noninferior=bound > -margin,
+                    p=c.p_randomization,
+                    p_holm=None,
+                    questions=c.questions,
+                    clusters=c.clusters,
+                    warnings=list(iv.get("extras", {}).get("warnings", [])),
+                )
+            )
+    for m in metrics:
+        grp = [r for r in rows if r.metric == m]
+        if len(grp) > 1:
+            for r, ph in zip(grp, holm([r.p for r in grp]), strict=True):
+                r.p_holm = float(ph)
+    return rows
 
 
 @dataclass
@@ -289,7 +469,7 @@ def gate(
         raise HarnessInputError(f"--margin: {margin} must be >= 0")
     a, b = load_run(baseline), load_run(candidate)
     check_comparable(a, b)
-    (sa, sb), *rest = _pick_pairs(a, b, system_baseline, system_candidate)
+    (sa, sb), *rest = pick_pairs(a, b, system_baseline, system_candidate)
     if rest:
         pairs = ", ".join(f"{x}/{y}" for x, y in [(sa, sb), *rest])
         raise HarnessInputError(
@@ -297,14 +477,13 @@ def gate(
         )
     if not (_level_available(a, sa, metric) and _level_available(b, sb, metric)):
         raise HarnessInputError(f"--metric {metric}: one run has no rankings at this metric's level ({sa} vs {sb})")
-    qids, ya, yb = _aligned(a, b, sa, sb, metric)
+    qids, ya, yb = aligned(a, b, sa, sb, metric)
     labels = a.clusters()
     cl = np.array([labels.get(q, q) for q in qids])
     iv = paired(ya, yb, cl, method="cr2", level=1 - 2 * alpha)
     se = float(iv.se or 0.0)
     df = float(iv.df or 1.0)
-    t = float(sps.t.ppf(1 - alpha, df))
-    lower = float(iv.estimate - t * se)
+    lower = noninferiority_bound(iv.estimate, iv.se, iv.df, alpha)
     mdd = float(minimum_detectable_difference(se, df, alpha=alpha, power=0.8, one_sided=True))
     passed = lower > -margin
     guards = {}
@@ -344,83 +523,3 @@ def gate(
     if verdict_path:
         atomic_write_json(verdict_path, asdict(verdict))
     return verdict
-
-
-def power_plan(
-    run: str | Path,
-    *,
-    metric: str = "mrr",
-    delta: float = 0.02,
-    system: str | None = None,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    baseline: str | Path | None = None,
-    system_baseline: str | None = None,
-) -> dict:
-    """How many clusters and questions a gold set needs to detect ``delta`` on ``metric``.
-
-    Uses the observed ICC (one-way ANOVA estimator), mean cluster size and its coefficient of variation, and the
-    standard deviation of the per-question metric in ``run``, through
-    :func:`harness.stats.clusters_needed` (design-effect inflation of the iid sample size; Eldridge, Ashby &
-    Kerry 2006 for unequal cluster sizes).
-
-    With ``baseline`` the plan is for the *paired* comparison the gate makes: ICC, cluster sizes and SD are those of
-    the per-question differences run - baseline (usually far smaller than the metric's own SD). Without it the plan
-    is for detecting a shift of ``delta`` in the metric's mean from one run's variability, which is conservative
-    for paired comparisons.
-
-    Returns:
-        ``{"metric", "delta", "paired", "icc", "deff", "mean_cluster_size", "cv_cluster_size", "sd",
-        "clusters_needed", "questions_needed", "current_clusters", "current_questions"}``.
-    """
-    if not delta > 0:
-        raise HarnessInputError(f"--delta: {delta} must be > 0")
-    if not 0 < power < 1:
-        raise HarnessInputError(f"--power: {power} must lie in (0, 1)")
-    if not 0 < alpha < 0.5:
-        raise HarnessInputError(f"--alpha: {alpha} must lie in (0, 0.5)")
-    rec = load_run(run)
-    labels = rec.clusters()
-    if baseline is not None:
-        base = load_run(baseline)
-        check_comparable(base, rec)
-        (sb, sysname), *_ = _pick_pairs(base, rec, system_baseline, system)
-        qids, ya, yb = _aligned(base, rec, sb, sysname, metric)
-        y = yb - ya
-    else:
-        sysname = system or rec.systems[0]
-        v = rec.metric_vector(sysname, metric)
-        qids = sorted(v)
-        y = np.array([v[q] for q in qids])
-    cl = np.array([labels.get(q, q) for q in qids])
-    if baseline is not None and not np.any(y != y[0]):
-        raise HarnessInputError(
-            f"--baseline: the paired differences {sysname} - {sb} are all equal ({float(y[0]):+.4f}); nothing to plan "
-            "(the same system twice?): name the systems with --system and --system-baseline"
-        )
-    de = design_effect(y, cl)
-    sd = float(np.std(y, ddof=1)) if len(y) > 1 else 0.0
-    plan = clusters_needed(de["icc"], de["mean_size"], de["cv_size"], sd, delta, alpha=alpha, power=power)
-    return {
-        "run": str(rec.path),
-        "system": sysname,
-        "metric": metric,
-        "delta": delta,
-        "paired": baseline is not None,
-        "alpha": alpha,
-        "power": power,
-        "icc": de["icc"],
-        "deff": de["deff"],
-        "mean_cluster_size": de["mean_size"],
-        "cv_cluster_size": de["cv_size"],
-        "sd": sd,
-        "clusters_needed": int(plan["clusters"]),
-        "questions_needed": int(plan["rows"]),
-        "df_at_plan": plan.get("df"),
-        "clusters_needed_normal_approx": plan.get("clusters_normal"),
-        "current_clusters": len(set(cl)),
-        "current_questions": len(y),
-        "note": "ICC estimated from few clusters is itself uncertain; treat the plan as an order of magnitude"
-        if len(set(cl)) < 20
-        else "",
-    }

@@ -24,16 +24,15 @@ from harness.evaluation.runs import (
     default_run_id,
     git_commit,
     library_versions,
-    trec_qrels_lines,
-    trec_run_lines,
     write_run_record,
 )
+from harness.evaluation.trec import read_rankings, trec_qrels_lines, trec_run_lines
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
 from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
-from harness.stats import all_intervals, cr2
+from harness.stats import all_intervals, satterthwaite_df
 
 DEFAULT_DOC_DEPTH = 50
 DEFAULT_CHUNK_DEPTH = 200
@@ -71,15 +70,9 @@ class RunOptions:
 
 
 def cr2_df(cluster_labels: Sequence[str]) -> float | None:
-    """Satterthwaite degrees of freedom of the CR2 interval for a mean over these clusters.
-
-    For an intercept-only model the CR2 Satterthwaite df depends on the design (cluster sizes) only, not on the
-    outcome (Bell & McCaffrey 2002), so it describes the gold set itself. ``None`` with fewer than 2 clusters.
-    """
-    if len(set(cluster_labels)) < 2:
-        return None
-    y = [float(i % 2) for i in range(len(cluster_labels))]
-    return cr2(y, list(cluster_labels)).df
+    """Satterthwaite degrees of freedom of the CR2 interval for a mean over these clusters
+    (:func:`harness.stats.satterthwaite_df`: it depends on the design only); ``None`` with fewer than 2 clusters."""
+    return satterthwaite_df(list(cluster_labels))
 
 
 def check_goldset_against_corpus(goldset: GoldSet, corpus: Corpus) -> None:
@@ -172,8 +165,10 @@ def score_results(
                     "gold_doc_ranks": qr.gold_doc_ranks,
                     "gold_chunk_ranks": qr.gold_chunk_ranks,
                     "flags": {**qr.flags, **(res.flags if res is not None else {"missing": True})},
-                    "docs": [[i, s] for i, s in (res.docs or [])][: options.doc_depth] if res else [],
-                    "chunks": [[i, s] for i, s in (res.chunks or [])][: options.chunk_depth] if res else [],
+                    "rankings": {
+                        "document": [[i, s] for i, s in (res.docs or [])][: options.doc_depth] if res else [],
+                        "chunk": [[i, s] for i, s in (res.chunks or [])][: options.chunk_depth] if res else [],
+                    },
                 }
             )
         sys_summary: dict = {}
@@ -381,8 +376,6 @@ def evaluate_rankings(
     Raises:
         HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids.
     """
-    from harness.evaluation.trec import read_rankings
-
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
     goldset = load_goldset(goldset_path)
@@ -434,7 +427,7 @@ def _write_record(
         "corpus": corpus,
         "systems": list(results),
         "system_configs": system_configs,
-        "depths": {"documents": options.doc_depth, "chunks": options.chunk_depth},
+        "depths": {"document": options.doc_depth, "chunk": options.chunk_depth},
         "ks": list(options.ks),
         "seed": options.seed,
         "bootstrap_reps": options.bootstrap_reps,

@@ -9,10 +9,12 @@ never overwritten)::
     per_question.jsonl   one line per (system, question): category, split, both rankings with scores (cut at the
                          recorded depths), gold ranks, every metric, flags
     summary.json         per system: overall and per-category means, intervals for every method, counts
-    trec/<system>.<level>.run   TREC run files (qid Q0 id rank score tag)
+    trec/<system>.<level>.run   TREC run files (qid Q0 id rank score tag; :mod:`harness.evaluation.trec`)
     trec/qrels.<level>.txt      TREC qrels of the gold set (documents: grade; chunks: 1)
 
-Everything that reports, compares or gates reads these files only, so any past run can be reported again.
+The three JSON files are typed (:mod:`harness.evaluation.record`: pydantic models with declared value ranges and a
+schema version); :func:`load_run` checks every value on read and upgrades older schemas. Everything that reports,
+compares or gates reads these files only, through :class:`RunRecord`, so any past run can be reported again.
 """
 
 from __future__ import annotations
@@ -21,15 +23,35 @@ import datetime as dt
 import json
 import platform
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 
 from harness.errors import HarnessInputError, IncomparableError
-from harness.goldset.io import GoldSet
-from harness.io import atomic_directory, read_json, read_jsonl
+from harness.evaluation.record import (
+    READABLE_SCHEMA_VERSIONS,
+    RUN_SCHEMA_VERSION,
+    Manifest,
+    QuestionRow,
+    SliceSummary,
+    Summary,
+    portable_manifest,
+    upgrade_v1,
+    validated,
+)
+from harness.io import atomic_directory, read_jsonl
 
-RUN_SCHEMA_VERSION = 1
+__all__ = [
+    "RUN_SCHEMA_VERSION",
+    "RunRecord",
+    "check_comparable",
+    "default_run_id",
+    "git_commit",
+    "library_versions",
+    "load_run",
+    "write_run_record",
+]
 
 _LIBS = (
     "numpy",
@@ -85,66 +107,56 @@ def default_run_id(prefix: str = "run") -> str:
     return f"{prefix}-{now.strftime('%Y%m%dT%H%M%S-%f')}"
 
 
-def trec_run_lines(system: str, level: str, rankings: dict[str, list[tuple[str, float]]]) -> list[str]:
-    """TREC run lines ``qid Q0 id rank score tag`` (rank from 1; tag = ``system``)."""
-    lines = []
-    for qid, ranking in rankings.items():
-        for r, (item, score) in enumerate(ranking, start=1):
-            lines.append(f"{qid} Q0 {item} {r} {score:.9g} {system}")
-    return lines
-
-
-def trec_qrels_lines(goldset: GoldSet, level: str) -> list[str]:
-    """TREC qrels ``qid 0 id rel``: documents with their grade (alternatives with the grade they stand in for),
-    chunks with relevance 1."""
-    lines = []
-    for rec in goldset.records:
-        if level == "document":
-            seen: dict[str, int] = {}
-            for g in rec.gold_documents:
-                seen[str(g.document_id)] = max(seen.get(str(g.document_id), 0), g.effective_grade)
-                for a in g.alternatives:
-                    seen.setdefault(str(a.document_id), g.effective_grade)
-            lines += [f"{rec.qid} 0 {d} {grade}" for d, grade in seen.items()]
-        else:
-            lines += [f"{rec.qid} 0 {c} 1" for c in rec.evidence_chunks()]
-    return lines
+def _dump(model) -> str:
+    """JSON of a record model (``Infinity`` kept for infinite bounds; pydantic's JSON mode would write null)."""
+    return json.dumps(model.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n"
 
 
 def write_run_record(
     runs_dir: str | Path,
     run_id: str,
     *,
-    manifest: dict,
-    per_question: list[dict],
-    summary: dict,
+    manifest: Manifest | dict,
+    per_question: Sequence[QuestionRow | dict],
+    summary: Summary | dict,
     trec_runs: dict[tuple[str, str], list[str]],
     qrels: dict[str, list[str]],
 ) -> Path:
-    """Write a run record atomically.
+    """Write a run record atomically (schema :data:`RUN_SCHEMA_VERSION`).
 
     Args:
         runs_dir: parent folder (``runs/``).
         run_id: folder name; must not exist yet.
-        manifest, per_question, summary: JSON-serialisable contents.
-        trec_runs: ``{(system, level): lines}``.
+        manifest, per_question, summary: the record's contents, as models or as dicts of the same shape (validated
+            here, so a value outside its declared range is never written); the manifest's paths are made relative
+            to the working directory (:func:`~harness.evaluation.record.portable_manifest`).
+        trec_runs: ``{(system, level): lines}`` (see :mod:`harness.evaluation.trec`).
         qrels: ``{level: lines}``.
 
     Returns:
         The record's folder.
 
     Raises:
-        HarnessInputError: the run id exists already, or is not a plain folder name.
+        HarnessInputError: the run id exists already, or is not a plain folder name; a content out of its declared
+            range (naming the file and field).
     """
     if not run_id or "/" in run_id or run_id.startswith("."):
         raise HarnessInputError(f"run id {run_id!r}: must be a plain folder name")
     final = Path(runs_dir) / run_id
-    with atomic_directory(final) as tmp:
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    if isinstance(manifest, dict):
+        manifest = validated(Manifest, portable_manifest(manifest), final / "manifest.json")
+    if isinstance(summary, dict):
+        summary = validated(Summary, summary, final / "summary.json")
+    rows = [
+        r if isinstance(r, QuestionRow) else validated(QuestionRow, r, final / "per_question.jsonl", line=i)
+        for i, r in enumerate(per_question, start=1)
+    ]
+    with atomic_directory(final, kind="run record", field="--run-id") as tmp:
+        (tmp / "manifest.json").write_text(_dump(manifest), "utf-8")
         with open(tmp / "per_question.jsonl", "w", encoding="utf-8") as f:
-            for row in per_question:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        (tmp / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", "utf-8")
+            for row in rows:
+                f.write(json.dumps(row.model_dump(mode="python"), ensure_ascii=False) + "\n")
+        (tmp / "summary.json").write_text(_dump(summary), "utf-8")
         trec = tmp / "trec"
         trec.mkdir()
         for (system, level), lines in trec_runs.items():
@@ -157,69 +169,134 @@ def write_run_record(
 
 @dataclass
 class RunRecord:
-    """A run record loaded from disk.
+    """A run record loaded from disk, typed (:mod:`harness.evaluation.record`).
 
     Attributes:
         path: the folder.
-        manifest: ``manifest.json``.
-        summary: ``summary.json``.
-        per_question: rows of ``per_question.jsonl``.
+        manifest: ``manifest.json`` as a :class:`~harness.evaluation.record.Manifest`.
+        summary: ``summary.json`` as a :class:`~harness.evaluation.record.Summary`.
+        per_question: the rows of ``per_question.jsonl`` (:class:`~harness.evaluation.record.QuestionRow`).
+        upgraded_from: the schema version on disk when it was older than :data:`RUN_SCHEMA_VERSION` (else ``None``).
     """
 
     path: Path
-    manifest: dict
-    summary: dict
-    per_question: list[dict]
+    manifest: Manifest
+    summary: Summary
+    per_question: list[QuestionRow]
+    upgraded_from: int | None = None
+
+    @property
+    def run_id(self) -> str:
+        """The recorded run id."""
+        return self.manifest.run_id
 
     @property
     def systems(self) -> list[str]:
         """Systems in the order they were run."""
-        return list(self.manifest.get("systems", []))
+        return list(self.manifest.systems)
+
+    def system_summary(self, system: str) -> dict[str, SliceSummary]:
+        """``summary.systems[system]`` (``{slice: SliceSummary}``; empty when the summary does not hold it)."""
+        return self.summary.systems.get(system, {})
+
+    def rows(self, system: str) -> list[QuestionRow]:
+        """The rows of one system, in file order."""
+        return [r for r in self.per_question if r.system == system]
 
     def metric_vector(self, system: str, metric: str) -> dict[str, float]:
-        """``{qid: value}`` of one metric for one system (every question of the gold set)."""
+        """``{qid: value}`` of one metric for one system (every question of the gold set).
+
+        Raises:
+            HarnessInputError: the system or the metric is not in the run.
+        """
         out = {}
         for row in self.per_question:
-            if row["system"] == system:
-                if metric not in row["metrics"]:
+            if row.system == system:
+                if metric not in row.metrics:
                     raise HarnessInputError(f"{self.path}: metric {metric!r} not in run (system {system})")
-                out[row["qid"]] = float(row["metrics"][metric])
+                out[row.qid] = float(row.metrics[metric])
         if not out:
             raise HarnessInputError(f"{self.path}: system {system!r} not in run (has {', '.join(self.systems)})")
         return out
 
     def clusters(self) -> dict[str, str]:
         """``{qid: cluster label}`` recorded with the run."""
-        return dict(self.manifest.get("clusters", {}).get("labels", {}))
+        return dict(self.manifest.clusters.labels)
 
     def categories(self) -> dict[str, str]:
         """``{qid: category}``."""
-        return {row["qid"]: row["category"] for row in self.per_question}
+        return {row.qid: row.category for row in self.per_question}
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise HarnessInputError(f"{path}: file not found (not a complete run record)") from None
+    except UnicodeDecodeError as exc:
+        raise HarnessInputError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+
+
+def _parse_json(path: Path, text: str) -> dict:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise HarnessInputError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+    if not isinstance(obj, dict):
+        raise HarnessInputError(f"{path}: expected a JSON object, got {type(obj).__name__}")
+    return obj
 
 
 def load_run(path: str | Path) -> RunRecord:
-    """Load a run record folder.
+    """Load a run record folder, upgrading schema 1 on the fly, every value checked against its declared range.
 
     Raises:
-        HarnessInputError: missing folder or files, malformed JSON, unknown schema version.
+        HarnessInputError: missing folder or files, the temporary folder of an interrupted write (``.<id>.*.tmp``),
+            malformed JSON, an unknown schema version, a value outside its declared range (``<file>:<line>: field
+            <path>: <message>``; exit 2).
     """
     path = Path(path)
     if not path.is_dir():
         raise HarnessInputError(f"{path}: run record not found")
-    manifest = read_json(path / "manifest.json")
-    if manifest.get("schema_version") != RUN_SCHEMA_VERSION:
-        raise HarnessInputError(f"{path / 'manifest.json'}: field schema_version: {manifest.get('schema_version')!r}")
-    summary = read_json(path / "summary.json")
-    rows = [obj for _, obj in read_jsonl(path / "per_question.jsonl")]
-    return RunRecord(path=path, manifest=manifest, summary=summary, per_question=rows)
+    if path.name.startswith(".") and path.name.endswith(".tmp"):
+        raise HarnessInputError(
+            f"{path}: the temporary folder of an unfinished write, not a run record (run ids never start with '.')"
+        )
+    files = {name: path / name for name in ("manifest.json", "summary.json", "per_question.jsonl")}
+    texts = {name: _read_text(p) for name, p in files.items()}
+    raw_manifest = _parse_json(files["manifest.json"], texts["manifest.json"])
+    version = raw_manifest.get("schema_version")
+    if version not in READABLE_SCHEMA_VERSIONS:
+        raise HarnessInputError(
+            f"{files['manifest.json']}: field schema_version: {version!r} is not a run-record schema this harness "
+            f"reads ({', '.join(map(str, READABLE_SCHEMA_VERSIONS))})"
+        )
+    raw_summary = _parse_json(files["summary.json"], texts["summary.json"])
+    numbered = read_jsonl(files["per_question.jsonl"])
+    raw_rows = [obj for _, obj in numbered]
+    if version == 1:
+        raw_manifest, raw_summary, raw_rows = upgrade_v1(raw_manifest, raw_summary, raw_rows)
+    manifest = validated(Manifest, raw_manifest, files["manifest.json"], text=texts["manifest.json"])
+    summary = validated(Summary, raw_summary, files["summary.json"], text=texts["summary.json"])
+    rows = [
+        validated(QuestionRow, obj, files["per_question.jsonl"], line=line)
+        for (line, _), obj in zip(numbered, raw_rows, strict=True)
+    ]
+    return RunRecord(
+        path=path,
+        manifest=manifest,
+        summary=summary,
+        per_question=rows,
+        upgraded_from=version if version != RUN_SCHEMA_VERSION else None,
+    )
 
 
 COMPARABILITY_KEYS = (
     ("goldset", "sha256"),
     ("corpus", "corpus_hash"),
     ("corpus", "chunker_id"),
-    ("depths", "documents"),
-    ("depths", "chunks"),
+    ("depths", "document"),
+    ("depths", "chunk"),
 )
 
 
@@ -231,8 +308,8 @@ def check_comparable(a: RunRecord, b: RunRecord) -> None:
             depths) and both values.
     """
     for section, key in COMPARABILITY_KEYS:
-        va = a.manifest.get(section, {}).get(key)
-        vb = b.manifest.get(section, {}).get(key)
+        va = getattr(getattr(a.manifest, section), key)
+        vb = getattr(getattr(b.manifest, section), key)
         if va != vb:
             raise IncomparableError(
                 f"runs not comparable: {section}.{key} differs ({a.path.name}: {va!r}; {b.path.name}: {vb!r})"

@@ -27,10 +27,12 @@ from pathlib import Path
 from harness.errors import HarnessInputError
 from harness.evaluation.runs import RunRecord, load_run
 from harness.goldset.io import GoldSet, load_goldset
+from harness.levels import LEVELS, parse_level
 from harness.metrics import MetricSpec, question_metrics
 from harness.retrieve.fusion import weighted_fusion
+from harness.stats import cr2
 
-__all__ = ["SweepResult", "choose_weight", "parse_weight_grid", "render_sweep", "sweep"]
+__all__ = ["SweepResult", "choose_weight", "parse_weight_grid", "sweep"]
 
 TIE_TOLERANCE = 1e-12
 """Dev means closer than this are a tie."""
@@ -171,43 +173,11 @@ class SweepResult:
             "note": self.note,
         }
 
-    def __rich__(self):
-        from rich.console import Group
-        from rich.table import Table
-        from rich.text import Text
-
-        head = Table(title=f"Fusion-weight sweep: {self.metric} ({self.level} level), run {self.run_id}")
-        for col in ("split", "questions", "w (bm25)", self.metric, "interval (cr2)"):
-            head.add_column(col, justify="left" if col == "split" else "right")
-        head.add_row("dev", str(self.n_dev), f"{self.chosen_weight:g}", f"{self.dev_best:.4f}", "optimistic")
-        iv = self.test_interval
-        iv_txt = f"[{iv['lower']:.4f}, {iv['upper']:.4f}]" if iv else "n/a (< 2 clusters)"
-        head.add_row("test", str(self.n_test), f"{self.chosen_weight:g}", f"[bold]{self.test_mean:.4f}[/]", iv_txt)
-        curve = Table(title=f"dev curve ({self.n_weights} weights tried)")
-        curve.add_column("w", justify="right")
-        curve.add_column(f"dev {self.metric}", justify="right")
-        for w, v in zip(self.weights, self.dev_means, strict=True):
-            mark = " *" if w == self.chosen_weight else ""
-            curve.add_row(f"{w:g}", f"{v:.4f}{mark}")
-        lines = [f"weights tried: {self.n_weights}; chosen w = {self.chosen_weight:g} ({self.tie_rule})", self.note]
-        if self.n_unsplit:
-            lines.append(f"{self.n_unsplit} question(s) without a split were used for neither dev nor test")
-        if any(self.missing.values()):
-            lines.append(f"questions without bm25/vector rankings (scored 0): {self.missing}")
-        return Group(head, curve, Text("\n".join(lines)))
-
-
-def render_sweep(result: SweepResult, console=None) -> None:
-    """Print a :class:`SweepResult` with rich (the chosen weight on dev and test, the dev curve, the notes)."""
-    from rich.console import Console
-
-    (console or Console()).print(result)
-
 
 def _find_goldset(run: RunRecord, goldset_path: str | Path | None) -> GoldSet:
-    info = run.manifest.get("goldset") or {}
+    info = run.manifest.goldset
     if goldset_path is None:
-        recorded = info.get("path")
+        recorded = info.path
         if not recorded:
             raise HarnessInputError(f"{run.path / 'manifest.json'}: field goldset.path: missing")
         cands = [Path(recorded)]
@@ -220,7 +190,7 @@ def _find_goldset(run: RunRecord, goldset_path: str | Path | None) -> GoldSet:
             )
         goldset_path = found
     gs = load_goldset(goldset_path)
-    want = info.get("sha256")
+    want = info.sha256
     if want and gs.sha256 != want:
         raise HarnessInputError(
             f"{gs.records_path}: sha256 {gs.sha256[:12]} differs from the run's gold set {str(want)[:12]} "
@@ -257,8 +227,8 @@ def sweep(
     """
     grid = parse_weight_grid(weights)
     spec = MetricSpec.parse(metric)
-    metric_level = "document" if spec.level == "docs" else "chunk"
-    if level is not None and level not in ("document", "chunk"):
+    metric_level = parse_level(spec.level)
+    if level is not None and level not in LEVELS:
         raise HarnessInputError(f"level {level!r}: expected 'document' or 'chunk'")
     if level is not None and level != metric_level:
         raise HarnessInputError(f"metric {spec.id} reads the {metric_level} ranking; level {level!r} given")
@@ -274,22 +244,19 @@ def sweep(
             f"{gs.records_path}: field split: the gold set has {len(dev)} dev and {len(test)} test questions "
             f"({n_unsplit} without a split); a sweep needs both (choose on dev, report on test)"
         )
-    key = "docs" if level == "document" else "chunks"
     lists: dict[str, dict[str, list]] = {"bm25": {}, "vector": {}}
     for row in run.per_question:
-        if row.get("system") in lists:
-            lists[row["system"]][str(row["qid"])] = [(str(i), float(s)) for i, s in row.get(key) or []]
+        if row.system in lists:
+            lists[row.system][row.qid] = list(row.rankings.at(level))
     for name, got in lists.items():
         if not got:
             raise HarnessInputError(
                 f"{run.path / 'per_question.jsonl'}: system {name!r} not in run (has {', '.join(run.systems)}); "
                 "a sweep fuses the bm25 and vector rankings"
             )
-    depths = run.manifest.get("depths") or {}
-    doc_depth = int(depths.get("documents", 50))
-    chunk_depth = int(depths.get("chunks", 200))
+    doc_depth, chunk_depth = run.manifest.depths.document, run.manifest.depths.chunk
     depth = doc_depth if level == "document" else chunk_depth
-    corpus = run.manifest.get("corpus") or {}
+    corpus = run.manifest.corpus
 
     def value(rec, w: float) -> float:
         b, v = lists["bm25"].get(rec.qid, []), lists["vector"].get(rec.qid, [])
@@ -301,8 +268,8 @@ def sweep(
             doc_depth=doc_depth,
             chunk_depth=chunk_depth,
             metrics=[spec],
-            n_docs_in_corpus=corpus.get("n_documents"),
-            n_chunks_in_corpus=corpus.get("n_chunks"),
+            n_docs_in_corpus=corpus.n_documents,
+            n_chunks_in_corpus=corpus.n_chunks,
         )
         return qr.metrics[spec.id]
 
@@ -319,15 +286,13 @@ def sweep(
     clusters = [labels.get(q, f"q:{q}") for q in test_vals]
     interval = None
     if len(set(clusters)) >= 2:
-        from harness.stats import cr2
-
-        interval = cr2(list(test_vals.values()), clusters, level=float(run.manifest.get("level", 0.95))).to_dict()
+        interval = cr2(list(test_vals.values()), clusters, level=run.manifest.level).to_dict()
 
     def n_missing(recs) -> int:
         return sum(1 for r in recs if r.qid not in lists["bm25"] and r.qid not in lists["vector"])
 
     return SweepResult(
-        run_id=str(run.manifest.get("run_id", run.path.name)),
+        run_id=run.run_id,
         run_path=str(run.path),
         goldset={"name": gs.name, "version": gs.version, "sha256": gs.sha256, "path": str(gs.records_path)},
         metric=spec.id,

@@ -1,12 +1,16 @@
-"""Reading rankings produced by other systems: TREC run files and JSONL.
+"""TREC and JSONL in and out: rankings produced by other systems in, TREC runs and qrels of a run record out.
 
-TREC: ``qid Q0 id rank score tag`` per line (whitespace separated); the tag names the system; the level is
-``chunk`` when ids contain ``#`` (``<doc_id>#<index>``) unless forced. The ``rank`` column is ignored: rankings are
-re-sorted by score descending then id ascending, the project's one tie rule (trec_eval also re-sorts by score).
+In (:func:`read_rankings`). TREC: ``qid Q0 id rank score tag`` per line (whitespace separated); the tag names the
+system; the level is ``chunk`` when ids contain ``#`` (``<doc_id>#<index>``) unless forced. The ``rank`` column is
+ignored: rankings are re-sorted by score descending then id ascending, the project's one tie rule (trec_eval also
+re-sorts by score).
 
 JSONL: one object per (system, question): ``{"qid": .., "system": "name" (default "external"),
 "docs": [[id, score], ...], "chunks": [[id, score], ...]}``; either list may be absent; a plain list of ids is
 accepted and scored ``n - position``.
+
+Out (:func:`trec_run_lines`, :func:`trec_qrels_lines`): the ``trec/`` files of a run record, readable by trec_eval,
+ir_measures and ranx.
 """
 
 from __future__ import annotations
@@ -15,8 +19,11 @@ import json
 from pathlib import Path
 
 from harness.errors import HarnessInputError
+from harness.goldset.io import GoldSet
 from harness.ranking import sort_ranking
 from harness.retrieve.base import QueryResult
+
+__all__ = ["read_rankings", "trec_qrels_lines", "trec_run_lines"]
 
 
 def _pairs(value, where: str, field: str) -> list[tuple[str, float]]:
@@ -105,3 +112,29 @@ def read_rankings(
             chunks = sort_ranking(slot["chunks"]) if "chunks" in slot else None
             out[system][qid] = QueryResult(docs=docs, chunks=chunks, flags={})
     return out
+
+
+def trec_run_lines(system: str, level: str, rankings: dict[str, list[tuple[str, float]]]) -> list[str]:
+    """TREC run lines ``qid Q0 id rank score tag`` (rank from 1; tag = ``system``)."""
+    lines = []
+    for qid, ranking in rankings.items():
+        for r, (item, score) in enumerate(ranking, start=1):
+            lines.append(f"{qid} Q0 {item} {r} {score:.9g} {system}")
+    return lines
+
+
+def trec_qrels_lines(goldset: GoldSet, level: str) -> list[str]:
+    """TREC qrels ``qid 0 id rel``: documents with their grade (alternatives with the grade they stand in for),
+    chunks with relevance 1."""
+    lines = []
+    for rec in goldset.records:
+        if level == "document":
+            seen: dict[str, int] = {}
+            for g in rec.gold_documents:
+                seen[str(g.document_id)] = max(seen.get(str(g.document_id), 0), g.effective_grade)
+                for a in g.alternatives:
+                    seen.setdefault(str(a.document_id), g.effective_grade)
+            lines += [f"{rec.qid} 0 {d} {grade}" for d, grade in seen.items()]
+        else:
+            lines += [f"{rec.qid} 0 {c} 1" for c in rec.evidence_chunks()]
+    return lines

@@ -1,63 +1,58 @@
 """A Markdown summary of run records for a pull-request comment (GitHub-flavoured tables, under 60,000 characters).
 
-Renders the same :class:`harness.report.html.ReportData` as the HTML report, without figures: provenance, the
+Renders the same :class:`harness.report.model.ReportData` as the HTML report, without figures: provenance, the
 systems table with 95 % CR2 intervals and the clustering, paired differences against the baseline with the gate
 margin, MRR per category, all-hop / evidence recall by depth, the fully covered slice, known-item and coverage
 summaries, and a collapsed per-question table. If the text would exceed :data:`MAX_CHARS` the per-question table is
 shortened (then dropped) and a note says so.
+
+Every string from an input is escaped with :func:`harness.report.format.md` (HTML characters as entities, Markdown
+punctuation and table pipes with a backslash), so no input can add markup, break a table or open an HTML tag; the
+only raw HTML is the report's own ``<details>``/``<summary>``.
 """
 
 from __future__ import annotations
 
-from harness.report.html import (
+from collections.abc import Sequence
+
+from harness.report.format import MISSING, Markup, fmt3, fmt_iv, md, mean_iv, num, pct, spaced, wtl
+from harness.report.model import (
     TABLE_METRICS,
     ReportData,
-    _interval,
-    _rank_summary,
+    coverage_labels,
     coverage_series,
-    fmt3,
-    fmt_iv,
-    fmtx,
     provenance,
     rank_lists,
+    rank_summary,
 )
 
 #: GitHub's limit for a comment body is 65,536 characters; stay well below it.
 MAX_CHARS = 60_000
 
 
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _table(head: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
+def table(head: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> str:
+    """A GitHub table; every cell and header is escaped (:func:`~harness.report.format.md`) unless it is
+    :class:`~harness.report.format.Markup`. ``align``: ``"l"``/``"r"`` per column (default: first left)."""
     align = align or ["l"] + ["r"] * (len(head) - 1)
     sep = ["---:" if a == "r" else ":---" for a in align]
-    lines = ["| " + " | ".join(_cell(h) for h in head) + " |", "| " + " | ".join(sep) + " |"]
-    lines += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
+    lines = ["| " + " | ".join(md(h) for h in head) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
-
-
-def _mean_iv(ov: dict | None) -> str:
-    if not ov:
-        return "-"
-    iv = _interval(ov)
-    return f"{fmt3(ov['mean'])} {fmt_iv(iv)}".strip()
 
 
 def _header(data: ReportData) -> list[str]:
     p = provenance(data.runs[0])
-    gs = data.runs[0].manifest.get("goldset") or {}
+    gs = data.runs[0].manifest.goldset
     out = [
-        f"### Retrieval report: {gs.get('name', '?')} v{gs.get('version', '?')}",
+        f"### Retrieval report: {md(gs.name or '?')} v{md(gs.version or '?')}",
         "",
-        f"**Gold set** {p['gold set']} · **corpus** {p['corpus']} · **chunker** {p['chunker']} · "
-        f"**model** {p['model']} · **code** {p['code']} · **date** {p['date']}",
+        f"**Gold set** {md(p['gold set'])} · **corpus** {md(p['corpus'])} · **chunker** {md(p['chunker'])} · "
+        f"**model** {md(p['model'])} · **code** {md(p['code'])} · **date** {md(p['date'])}",
     ]
     if len(data.runs) > 1:
-        out += ["", "Runs: " + "; ".join(f"`{provenance(r)['run']}`" for r in data.runs)]
+        out += ["", "Runs: " + "; ".join(md(provenance(r)["run"]) for r in data.runs)]
     for n in data.notes:
-        out += ["", f"> **Warning:** {n}"]
+        out += ["", f"> **Warning:** {md(n)}"]
     return out
 
 
@@ -72,40 +67,41 @@ def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
             continue
         s = e.summary[slice_name]
         lab = e.label + (" (baseline)" if data.baseline is e else "")
-        rows.append([lab, str(s.get("n_questions", "")), *[_mean_iv(e.overall(m, slice_name)) for m in metrics]])
+        cells = []
+        for m in metrics:
+            ov = e.overall(m, slice_name)
+            cells.append(MISSING if ov is None else mean_iv(ov.mean, ov.interval()))
+        rows.append([lab, str(s.n_questions), *cells])
     title = "Systems" if slice_name == "all" else "Fully covered slice"
     out = [
         "",
-        f"#### {title} (mean [{100 * data.level:.0f} % CR2 interval]; clustering {cl.get('mode', '?')}, "
-        f"{cl.get('n_clusters', '?')} clusters, {df_txt})",
+        f"#### {title} (mean [{100 * data.level:.0f} % CR2 interval]; clustering {md(cl.get('mode') or '?')}, "
+        f"{md(cl.get('n_clusters'))} clusters, {df_txt})",
         "",
-        _table(["system", "n", *metrics], rows),
+        table(["system", "n", *metrics], rows),
     ]
     if isinstance(df, (int, float)) and df < 4 and slice_name == "all":
-        out += ["", f"> **Warning:** df {df:.1f} < 4: the intervals are unreliable (too few clusters)."]
+        out += ["", f"> **Warning:** df {df:.1f} &lt; 4: the intervals are unreliable (too few clusters)."]
     return out
 
 
 def _paired(data: ReportData) -> list[str]:
     if not data.paired:
-        return ["", "#### Paired differences", "", data.paired_note]
+        return ["", "#### Paired differences", "", md(data.paired_note)]
     base = data.baseline.label if data.baseline else "?"
 
-    def row(r: dict) -> list[str]:
-        q = r["questions"]
-        verdict = "-"
-        if r["noninferior"] is not None:
-            ok = r["noninferior"]
-            verdict = ("**PASS**" if ok else "**FAIL**") if r["metric"] == data.gate_metric else ("yes" if ok else "no")
+    def row(r) -> list[str]:
+        ok = r.noninferior
+        verdict = Markup("**PASS**" if ok else "**FAIL**") if r.metric == data.gate_metric else ("yes" if ok else "no")
         return [
-            r["label"],
-            r["metric"],
-            f"{r['diff']:+.3f}",
-            fmt_iv((r["lower"], r["upper"])),
-            fmtx(r["lower_one_sided"], "+.3f"),
-            fmtx(r["p"], ".3g"),
-            fmtx(r["p_holm"], ".3g"),
-            f"{q['wins']}/{q['ties']}/{q['losses']}",
+            r.label,
+            r.metric,
+            f"{r.diff:+.3f}",
+            fmt_iv((r.lower, r.upper)),
+            num(r.lower_one_sided, "+.3f"),
+            num(r.p, ".3g"),
+            num(r.p_holm, ".3g"),
+            wtl(r.questions),
             verdict,
         ]
 
@@ -121,17 +117,17 @@ def _paired(data: ReportData) -> list[str]:
         f"lower > -{data.margin:g}",
     ]
     align = ["l", "l", "r", "r", "r", "r", "r", "r", "l"]
-    main = [row(r) for r in data.paired if r["metric"] == data.gate_metric]
-    other = [row(r) for r in data.paired if r["metric"] != data.gate_metric]
+    main = [row(r) for r in data.paired if r.metric == data.gate_metric]
+    other = [row(r) for r in data.paired if r.metric != data.gate_metric]
     out = [
         "",
-        f"#### Paired differences against `{base}` (candidate - baseline; gate: {data.gate_metric}, "
+        f"#### Paired differences against {md(base)} (candidate - baseline; gate: {md(data.gate_metric)}, "
         f"margin {data.margin:g}, one-sided alpha {data.alpha:g})",
     ]
     if main:
-        out += ["", _table(head, main, align)]
+        out += ["", table(head, main, align)]
     if other:
-        out += ["", "<details><summary>Other metrics</summary>", "", _table(head, other, align), "", "</details>"]
+        out += ["", "<details><summary>Other metrics</summary>", "", table(head, other, align), "", "</details>"]
     return out
 
 
@@ -139,109 +135,81 @@ def _categories(data: ReportData) -> list[str]:
     head = ["system"]
     for c in data.categories:
         inf = data.category_info.get(c, {})
-        head.append(f"{c.replace('_', ' ')} (n={inf.get('n', 0)}, {inf.get('n_clusters', 0)} cl.)")
+        head.append(f"{spaced(c)} (n={inf.get('n', 0)}, {inf.get('n_clusters', 0)} cl.)")
     rows = []
     for lab in data.labels:
         row = [lab]
         for c in data.categories:
             v = data.category_values.get((lab, c, "mrr"))
-            row.append("-" if v is None else f"{fmt3(v[0])} {fmt_iv(v[1])}".strip())
+            row.append(MISSING if v is None else mean_iv(v.mean, v.interval))
         rows.append(row)
-    return [
-        "",
-        "#### MRR per category (CR2 interval where the category has >= 2 clusters)",
-        "",
-        _table(head, rows),
-    ]
+    return ["", "#### MRR per category (CR2 interval where the category has >= 2 clusters)", "", table(head, rows)]
 
 
 def _depth(data: ReportData) -> list[str]:
-    ks = data.runs[0].manifest.get("ks") or [1, 5, 10, 20]
-    metrics = [f"{f}@{k}" for f in ("all_hop", "evidence_recall") for k in ks]
-    metrics = data.metrics_present(metrics)
+    metrics = data.metrics_present([f"{f}@{k}" for f in ("all_hop", "evidence_recall") for k in data.ks()])
     if not metrics:
         return []
-    rows = [[e.label, *[fmt3((e.overall(m) or {}).get("mean")) for m in metrics]] for e in data.entries]
-    ranks = rank_lists(data)
-    (cd, cdepth) = list(ranks.values())[1]
+    rows = [[e.label, *[fmt3(e.overall(m).mean) for m in metrics]] for e in data.entries]
+    (_dd, _ddepth), (cd, cdepth) = list(rank_lists(data).values())
     rrows = []
     for lab in data.labels:
-        s = _rank_summary(cd.get(lab, []))
+        s = rank_summary(cd.get(lab, []))
         if s.get("n"):
             rrows.append(
                 [
                     lab,
                     str(s["n"]),
-                    str(s["median"] or "-"),
+                    str(s["median"] or MISSING),
                     f"{100 * s['top1']:.0f} %",
                     f"{100 * s['top10']:.0f} %",
                     f"{100 * s['top20']:.0f} %",
                     f"{100 * s['missing']:.0f} %",
                 ]
             )
-    out = ["", "#### All-hop and evidence recall by depth (means)", "", _table(["system", *metrics], rows)]
+    out = ["", "#### All-hop and evidence recall by depth (means)", "", table(["system", *metrics], rows)]
     if rrows:
-        out += [
-            "",
-            "#### Gold evidence chunk ranks",
-            "",
-            _table(
-                ["system", "gold chunks", "median rank (found)", "rank 1", "top 10", "top 20", f"not in top {cdepth}"],
-                rrows,
-            ),
-        ]
+        head = ["system", "gold chunks", "median rank (found)", "rank 1", "top 10", "top 20", f"not in top {cdepth}"]
+        out += ["", "#### Gold evidence chunk ranks", "", table(head, rrows)]
     return out
+
+
+def known_item_table(summary: dict) -> str:
+    """A known-item study's per-system table (from its ``summary.json``): queries, documents, micro and macro
+    hit@1, shares of documents at 0 and at 1, ICC, DEFF."""
+    rows = []
+    for name, s in summary.get("systems", {}).items():
+        pdoc = s.get("per_document", {})
+        dg = s.get("diagnostics", {})
+        rows.append(
+            [
+                name,
+                str(s.get("queries", MISSING)),
+                str(s.get("documents", MISSING)),
+                pct(s.get("micro_hit1")),
+                pct(s.get("macro_hit1")),
+                pct(pdoc.get("share_at_zero")),
+                pct(pdoc.get("share_at_one")),
+                num(dg.get("icc"), ".3f"),
+                num(dg.get("deff"), ".1f"),
+            ]
+        )
+    head = ["system", "queries", "documents", "micro hit@1", "macro hit@1", "docs at 0", "docs at 1", "ICC", "DEFF"]
+    return table(head, rows)
 
 
 def _known_item(data: ReportData) -> list[str]:
     ki = data.known_item
     if not ki:
         return []
-    rows = []
-    for name, s in ki["summary"].get("systems", {}).items():
-        pdoc = s.get("per_document", {})
-        dg = s.get("diagnostics", {})
-        rows.append(
-            [
-                name,
-                str(s.get("queries", "-")),
-                str(s.get("documents", "-")),
-                fmtx(None if s.get("micro_hit1") is None else 100 * s["micro_hit1"], ".1f"),
-                fmtx(None if s.get("macro_hit1") is None else 100 * s["macro_hit1"], ".1f"),
-                fmtx(None if pdoc.get("share_at_zero") is None else 100 * pdoc["share_at_zero"], ".1f"),
-                fmtx(None if pdoc.get("share_at_one") is None else 100 * pdoc["share_at_one"], ".1f"),
-                fmtx(dg.get("icc"), ".3f"),
-                fmtx(dg.get("deff"), ".1f"),
-            ]
-        )
-    return [
-        "",
-        f"#### Known-item study (`{ki['path']}`)",
-        "",
-        _table(
-            [
-                "system",
-                "queries",
-                "documents",
-                "micro hit@1 %",
-                "macro hit@1 %",
-                "docs at 0 %",
-                "docs at 1 %",
-                "ICC",
-                "DEFF",
-            ],
-            rows,
-        ),
-    ]
+    return ["", f"#### Known-item study ({md(ki['path'])})", "", known_item_table(ki["summary"])]
 
 
 def _coverage(data: ReportData) -> list[str]:
     if not data.coverage:
         return []
-    from harness.report.html import _coverage_labels
-
     cov = data.coverage["data"]
-    labels = _coverage_labels()
+    labels = coverage_labels()
     cser, _w, srs = coverage_series(cov)
     panel = cser.get("without FPC") or {}
     ks = [d["K"] for d in srs]
@@ -249,15 +217,17 @@ def _coverage(data: ReportData) -> list[str]:
     for m, pts in panel.items():
         by_k = {k: (c, e) for k, c, e in pts}
         rows.append(
-            [labels.get(m, m)] + [f"{100 * by_k[k][0]:.1f} ± {100 * by_k[k][1]:.1f}" if k in by_k else "-" for k in ks]
+            [labels.get(m, m)]
+            + [f"{100 * by_k[k][0]:.1f} ± {100 * by_k[k][1]:.1f}" if k in by_k else MISSING for k in ks]
         )
-    level = float(cov.get("config", {}).get("level", 0.95))
+    cfg = cov.get("config", {})
+    level = float(cfg.get("level", 0.95))
     return [
         "",
-        f"#### Interval coverage on this corpus (nominal {100 * level:g} %, R = {cov.get('config', {}).get('reps')}; "
-        f"`{data.coverage['path']}`)",
+        f"#### Interval coverage on this corpus (nominal {100 * level:g} %, R = {md(cfg.get('reps'))}; "
+        f"{md(data.coverage['path'])})",
         "",
-        _table(["method (no FPC)", *[f"K={k}" for k in ks]], rows),
+        table(["method (no FPC)", *[f"K={k}" for k in ks]], rows),
     ]
 
 
@@ -267,20 +237,20 @@ def _questions(data: ReportData, limit: int | None = None) -> list[str]:
     rows = []
     for qid in shown:
         rs = [data.row(lab, qid) for lab in data.labels]
-        cat = next((r["category"] for r in rs if r), "")
+        cat = next((r.category for r in rs if r), "")
         cells = []
         for r in rs:
             if not r:
-                cells.append("-")
+                cells.append(MISSING)
                 continue
-            m = r["metrics"]
-            cells.append(f"{fmtx(m.get('mrr'), '.2f')} / {fmtx(m.get('evidence_recall@10'), '.2f')}")
-        rows.append([qid, cat.replace("_", " "), *cells])
+            m = r.metrics
+            cells.append(f"{num(m.get('mrr'), '.2f')} / {num(m.get('evidence_recall@10'), '.2f')}")
+        rows.append([qid, spaced(cat), *cells])
     out = [
         "",
         "<details><summary>Per question: MRR / evidence recall@10</summary>",
         "",
-        _table(["question", "category", *data.labels], rows, ["l", "l"] + ["r"] * len(data.labels)),
+        table(["question", "category", *data.labels], rows, ["l", "l"] + ["r"] * len(data.labels)),
     ]
     if limit is not None and limit < len(qids):
         out += ["", f"({len(qids) - limit} more questions not shown: the comment would exceed {MAX_CHARS} characters)"]
@@ -309,4 +279,5 @@ def render_markdown(data: ReportData, *, max_chars: int = MAX_CHARS) -> str:
         if len(text) <= max_chars:
             return text
     note = "\n\n(truncated: the summary exceeds the comment size limit)\n"
-    return base[: max_chars - len(note)] + note
+    cut = base[: max_chars - len(note)]
+    return cut[: cut.rfind("\n")] + note if "\n" in cut else cut + note

@@ -1,20 +1,23 @@
 """Figures of the HTML report: matplotlib (Agg) figures rendered to inline SVG with stable element ids.
 
-Every function here takes plain data (lists and dicts read from run records, known-item and coverage outputs) and
-returns a :class:`matplotlib.figure.Figure`; :func:`figure_svg` turns a figure into an ``<svg>`` element for
-inlining. Figures are readable in grayscale: systems differ by marker, line style and bar hatch as well as by colour
-(the Okabe-Ito palette, safe for the common colour-vision deficiencies), and every axis names its unit.
+Every function here takes plain data (lists and dicts read from run records) and returns a
+:class:`matplotlib.figure.Figure`; :func:`figure_svg` turns a figure into an ``<svg>`` element for inlining.
+Figures are readable in grayscale: systems differ by marker, line style and bar hatch as well as by colour (the
+Okabe-Ito palette, safe for the common colour-vision deficiencies), and every axis names its unit.
 
 Conventions:
     * metric values are proportions on the 0-1 scale (MRR, recall, all-hop, evidence recall);
     * intervals are given as ``(lower, upper)`` in the same units, or ``None`` where there is none;
     * glyphs are embedded as paths (``svg.fonttype = "path"``) so a figure renders identically without the fonts;
     * ids inside an SVG are prefixed with the figure id, so several inlined figures never share an id.
+
+The figures of the known-item and coverage studies are in :mod:`harness.report.study_plots`, in the same style.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import io
 import math
 import re
@@ -133,6 +136,9 @@ def figure_svg(fig: Figure, fig_id: str, *, title: str = "", close: bool = True)
     text = buf.getvalue()
     text = text[text.index("<svg") :]
     text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    # matplotlib writes each text (system names, categories...) into a comment beside its glyph paths; drop them:
+    # they show nothing and carry input strings
+    text = re.sub(r"<!--.*?-->\s*", "", text, flags=re.S)
     ids = set(_ID_RE.findall(text))
     if ids:
         text = _ID_RE.sub(lambda m: f'id="{fig_id}-{m.group(1)}"', text)
@@ -143,7 +149,7 @@ def figure_svg(fig: Figure, fig_id: str, *, title: str = "", close: bool = True)
     head_end = text.index(">")
     head = text[:head_end]
     head = re.sub(r'\s(width|height)="([\d.]+)pt"', lambda m: f' {m.group(1)}="{float(m.group(2)) * 4 / 3:.1f}"', head)
-    esc = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    esc = html.escape(title, quote=True)
     return (
         head
         + f' id="{fig_id}-svg" class="figure-svg" role="img" aria-labelledby="{fig_id}-title">'
@@ -461,167 +467,4 @@ def slice_compare(
     axes[0][0].set_ylim(-0.7, n - 0.3)
     fig.supxlabel(f"lines: {100 * level:.0f} % CR2 intervals", fontsize=8)
     _legend_above(fig, axes[0][0], len(slices))
-    return fig
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Known-item and coverage figures
-# --------------------------------------------------------------------------------------------------------------
-
-
-@_styled
-def hit_rate_hist(rates: Mapping[str, Sequence[float]], *, bins: int = 20) -> Figure:
-    """Distribution of per-document known-item hit@1 rates, one step histogram per system.
-
-    Args:
-        rates: ``{system: [rate per document in [0, 1]]}``.
-        bins: equal-width bins over [0, 1] (the last bin includes 1).
-
-    Returns:
-        The figure; y is the share of documents in each bin (%).
-    """
-    fig, axes = _new((7.5, 4.0))
-    ax = axes[0][0]
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    for i, (system, r) in enumerate(rates.items()):
-        st = style(i)
-        arr = np.clip(np.asarray(r, dtype=float), 0, 1)
-        if arr.size == 0:
-            continue
-        counts, _ = np.histogram(arr, bins=edges)
-        share = 100.0 * counts / arr.size
-        ax.stairs(share, edges, color=st["color"], ls=st["linestyle"], lw=1.5, label=f"{system} ({arr.size} documents)")
-        centers = (edges[:-1] + edges[1:]) / 2
-        ax.plot(centers, share, marker=st["marker"], color=st["color"], ms=3.5, ls="none")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel("per-document hit@1 rate (share of the document's queries whose top result is the document, 0-1)")
-    ax.set_ylabel(f"documents (% per bin of width {1 / bins:g})")
-    ax.grid(True, color="0.9", lw=0.5)
-    _legend_above(fig, ax, len(rates))
-    return fig
-
-
-def _method_style(k: int) -> tuple[str, object, str]:
-    return MARKERS[k % len(MARKERS)], LINESTYLES[k % len(LINESTYLES)], COLORS[k % len(COLORS)]
-
-
-@_styled
-def coverage_vs_k(
-    series: Mapping[str, Mapping[str, Sequence[tuple[int, float, float]]]],
-    *,
-    level: float,
-    reps: int,
-    labels: Mapping[str, str] | None = None,
-    open_markers: Sequence[str] = (),
-) -> Figure:
-    """Coverage (%) against K per interval method, with the nominal line and the Monte Carlo band.
-
-    Args:
-        series: ``{panel title: {method: [(K, coverage 0-1, Monte Carlo margin 0-1), ...]}}`` (e.g. panels
-            "without FPC" and "with FPC").
-        level: nominal level (drawn as a line; the band is ``level +- 1.96 sqrt(level (1 - level) / reps)``).
-        reps: Monte Carlo samples per point.
-        labels: display name per method.
-        open_markers: methods drawn with open (white-filled) markers, e.g. those targeting the macro rate.
-
-    Returns:
-        The figure; x is K on a log scale; each point carries its own Monte Carlo margin as an error bar.
-    """
-    panels = list(series)
-    fig, axes = _new((max(7.5, 4.6 * len(panels)), 4.6), ncols=max(len(panels), 1), sharey=True)
-    methods = list(dict.fromkeys(m for p in panels for m in series[p]))
-    band = 1.96 * math.sqrt(level * (1 - level) / max(reps, 1))
-    for p, title in enumerate(panels):
-        ax = axes[0][p]
-        ax.axhspan(
-            100 * (level - band), 100 * (level + band), color="0.85", zorder=0, lw=0, label="nominal \u00b1 MC margin"
-        )
-        ax.axhline(100 * level, color="black", lw=0.9, zorder=1, label=f"nominal {100 * level:g} %")
-        ks_all: set[int] = set()
-        for m in methods:
-            pts = series[title].get(m)
-            if not pts:
-                continue
-            mk, ls, col = _method_style(methods.index(m))
-            ks_all.update(k for k, _, _ in pts)
-            ax.errorbar(
-                [k for k, _, _ in pts],
-                [100 * c for _, c, _ in pts],
-                yerr=[100 * e for _, _, e in pts],
-                marker=mk,
-                ls=ls,
-                color=col,
-                mfc="white" if m in open_markers else col,
-                capsize=2,
-                lw=1.2,
-                ms=5,
-                label=(labels or {}).get(m, m),
-            )
-        ax.set_xscale("log")
-        _plain_log(ax.xaxis, sorted(ks_all) or [1])
-        ax.set_ylim(0, 100)
-        ax.set_title(title)
-        ax.set_xlabel("K, documents sampled (log scale)")
-        ax.set_ylabel("coverage of the population value (%)")
-        ax.yaxis.set_tick_params(labelleft=True)
-        ax.grid(True, color="0.9", lw=0.5)
-    handles, labs = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labs, loc="outside lower center", ncol=3, frameon=False)
-    return fig
-
-
-@_styled
-def width_vs_k(
-    series: Mapping[str, Mapping[str, Sequence[tuple[int, float]]]],
-    *,
-    labels: Mapping[str, str] | None = None,
-    open_markers: Sequence[str] = (),
-) -> Figure:
-    """Mean interval width (percentage points) against K per method (log-log).
-
-    Args:
-        series: ``{panel title: {method: [(K, mean width 0-1), ...]}}``.
-        labels: display name per method.
-        open_markers: methods drawn with open markers.
-
-    Returns:
-        The figure.
-    """
-    panels = list(series)
-    fig, axes = _new((max(7.5, 4.6 * len(panels)), 4.4), ncols=max(len(panels), 1), sharey=True)
-    methods = list(dict.fromkeys(m for p in panels for m in series[p]))
-    for p, title in enumerate(panels):
-        ax = axes[0][p]
-        ks_all: set[int] = set()
-        for m in methods:
-            pts = [(k, w) for k, w in series[title].get(m, []) if w > 0]
-            if not pts:
-                continue
-            mk, ls, col = _method_style(methods.index(m))
-            ks_all.update(k for k, _ in pts)
-            ax.plot(
-                [k for k, _ in pts],
-                [100 * w for _, w in pts],
-                marker=mk,
-                ls=ls,
-                color=col,
-                mfc="white" if m in open_markers else col,
-                lw=1.2,
-                ms=5,
-                label=(labels or {}).get(m, m),
-            )
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        _plain_log(ax.xaxis, sorted(ks_all) or [1])
-        ws = [100 * w for pts in series[title].values() for _, w in pts if w > 0]
-        if ws:
-            _plain_log(ax.yaxis, _ticks_125(min(ws) / 1.3, max(ws) * 1.3, (1, 2, 3, 5)) or [min(ws)])
-        ax.set_title(title)
-        ax.set_xlabel("K, documents sampled (log scale)")
-        ax.set_ylabel("mean interval width (percentage points, log scale)")
-        ax.yaxis.set_tick_params(labelleft=True)
-        ax.grid(True, which="both", color="0.9", lw=0.5)
-    handles, labs = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labs, loc="outside lower center", ncol=3, frameon=False)
     return fig

@@ -28,6 +28,8 @@ sufficient statistics), so neither cluster labels nor row order change the draws
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from harness.stats._core import (
@@ -44,20 +46,45 @@ from harness.stats.cr2 import cr2_from_sums, cr2_pieces
 from harness.stats.interval import Interval
 
 _CELLS_PER_BATCH = 1_000_000
+_CACHED_CELLS = 8_000_000
 FEW_CLUSTERS = 10
+
+
+def _count_batches(G: int, B: int, seed: int):
+    """The (b, G) count matrices of the B replicates, batch by batch, drawn from ``default_rng(seed)``.
+
+    They depend on ``(G, B, seed)`` only, not on the data, so every metric of a run (same clusters, same seed) and
+    both bootstrap kinds reuse one draw: up to :data:`_CACHED_CELLS` cells are kept (read-only) between calls.
+    """
+    if B * G <= _CACHED_CELLS:
+        return _cached_count_batches(G, B, seed)
+    return _draw_count_batches(G, B, seed)
+
+
+def _draw_count_batches(G: int, B: int, seed: int):
+    rng = np.random.default_rng(seed)
+    pvals = np.full(G, 1.0 / G)
+    batch = max(1, min(B, _CELLS_PER_BATCH // G))
+    for start in range(0, B, batch):  # loop over batches of replicates, not rows
+        yield start, rng.multinomial(G, pvals, size=min(batch, B - start)).astype(np.float64)
+
+
+@functools.lru_cache(maxsize=2)
+def _cached_count_batches(G: int, B: int, seed: int) -> tuple:
+    out = tuple(_draw_count_batches(G, B, seed))
+    for _, C in out:
+        C.flags.writeable = False
+    return out
 
 
 def _replicates(cs: ClusterSums, B: int, seed: int, studentise: bool) -> tuple[np.ndarray, np.ndarray | None, int]:
     """Replicate means of the shifted y (shape (B,)), their CR2 SEs (or None), and the batch size used."""
     G = cs.G
-    rng = np.random.default_rng(seed)
-    pvals = np.full(G, 1.0 / G)
     batch = max(1, min(B, _CELLS_PER_BATCH // G))
     means = np.empty(B)
     ses = np.empty(B) if studentise else None
-    for start in range(0, B, batch):  # loop over batches of replicates, not rows
-        b = min(batch, B - start)
-        C = rng.multinomial(G, pvals, size=b).astype(np.float64)
+    for start, C in _count_batches(G, B, seed):
+        b = C.shape[0]
         Wst = C @ cs.W
         beta = (C @ cs.SW) / Wst
         means[start : start + b] = beta
@@ -198,7 +225,7 @@ def bootstrap_intervals(
 
 
 def cluster_bootstrap(
-    y, clusters, *, weights=None, B=5000, seed=0, level=0.95, kind="percentile", fpc=None
+    y, clusters, *, weights=None, B=5000, seed=0, level=0.95, kind="percentile", fpc=None, clip=True
 ) -> Interval:
     """Cluster bootstrap interval for the (weighted) mean of ``y``.
 
@@ -211,6 +238,7 @@ def cluster_bootstrap(
         level: two-sided confidence level in (0, 1).
         kind: ``"percentile"`` or ``"bootstrap_t"`` (CR2-studentised).
         fpc: population number of clusters (see module docstring), or None.
+        clip: clip the bootstrap-t bounds to [0, 1] when every ``y`` lies in [0, 1].
 
     Returns:
         :class:`Interval` (``method`` ``"bootstrap_percentile"`` or ``"bootstrap_t"``; ``df`` None); extras hold
@@ -223,5 +251,7 @@ def cluster_bootstrap(
     """
     if kind not in ("percentile", "bootstrap_t"):
         raise fail("cluster_bootstrap", "kind", f"must be 'percentile' or 'bootstrap_t', got {kind!r}")
-    res = bootstrap_intervals(y, clusters, weights=weights, B=B, seed=seed, level=level, fpc=fpc, kinds=(kind,))
+    res = bootstrap_intervals(
+        y, clusters, weights=weights, B=B, seed=seed, level=level, fpc=fpc, kinds=(kind,), clip=clip
+    )
     return next(iter(res.values()))

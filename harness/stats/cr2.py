@@ -79,7 +79,7 @@ def cr2_pieces(n, wbar, delta, z, resid_sum, W, S2, W_out, S2_out):
     return s, v, u
 
 
-def satterthwaite_df(Q: np.ndarray, s: np.ndarray, v: np.ndarray, W: float) -> float:
+def _satterthwaite_from_pieces(Q: np.ndarray, s: np.ndarray, v: np.ndarray, W: float) -> float:
     """``(sum Q)^2 / (sum Q^2 + (2/W^2) sum_{j<k} (s_j v_k + s_k v_j)^2)`` (module docstring), in O(G).
 
     ``sum_{j<k} (s_j v_k + s_k v_j)^2 = sum_k [v_k^2 P(s^2)_k + s_k^2 P(v^2)_k + 2 s_k v_k P(sv)_k]`` with
@@ -115,8 +115,30 @@ def cr2_from_sums(cs: ClusterSums) -> tuple[float, float, float]:
         cs.n, cs.wbar, cs.delta, cs.z, cs.Sy - cs.n * beta_c, W, S2, _exclusive_totals(cs.W), _exclusive_totals(cs.Q)
     )
     V = float(u @ u) / (W * W)
-    df = satterthwaite_df(cs.Q, s, v, W)
+    df = _satterthwaite_from_pieces(cs.Q, s, v, W)
     return cs.y0 + beta_c, V, df
+
+
+def satterthwaite_df(clusters, *, weights=None) -> float | None:
+    """Satterthwaite degrees of freedom of the CR2 interval for a (weighted) mean over these clusters.
+
+    For the intercept-only model the CR2 Satterthwaite df depends on the design only (cluster sizes and weights),
+    not on the outcome (module docstring: ``df = (sum Q)^2 / (sum Q^2 + (2/W^2) sum_{j<k} (s_j v_k + s_k v_j)^2)``,
+    whose terms involve no ``y``; Bell & McCaffrey 2002), so it describes a gold set itself. It equals the ``df`` of
+    :func:`cr2` on any outcome over the same rows.
+
+    Args: ``clusters`` (N,) labels; ``weights`` (N,) non-negative or None (zero-weight rows dropped).
+    Returns: the df (> 0; at most ``G - 1`` when unweighted), or ``None`` with fewer than 2 clusters.
+    Raises: HarnessInputError on bad labels or weights.
+    """
+    labels = np.asarray(clusters)
+    if labels.size == 0:
+        return None
+    y = np.zeros(labels.size)
+    y, codes, G, w, _ = prepare(y, labels, weights, "satterthwaite_df", min_clusters=1)
+    if G < 2:
+        return None
+    return float(cr2_from_sums(cluster_sums(y, codes, G, w))[2])
 
 
 def _in_unit(y: np.ndarray) -> bool:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from harness.stats._core import as_vector, encode_clusters, fail
+from harness.stats.batched import deff_from_sizes, icc_from_sums
 
 
 def _groups(y, clusters, func: str):
@@ -112,3 +115,43 @@ def lag1_autocorrelation(y, clusters, order=None) -> float:
     same = codes[1:] == codes[:-1]
     num = float((e[1:] * e[:-1])[same].sum())
     return num / den
+
+
+def design_diagnostics(n, s, *, ss=None, y=None, cluster=None, position=None) -> dict:
+    """Clustering diagnostics of per-document outcomes, from per-document sums.
+
+    Args:
+        n: shape (G,), rows (queries) per document (> 0).
+        s: shape (G,), outcome sums per document (hits for a binary outcome).
+        ss: shape (G,), sums of squares, or None for a binary outcome (``ss = s``).
+        y, cluster, position: row-level outcomes, their document and chunk index (for the lag-1 autocorrelation,
+            :func:`lag1_autocorrelation` ordered by ``position``; omitted -> ``nan``).
+
+    Returns:
+        ``documents``, ``queries``, ``micro`` (``sum s / sum n``), ``macro`` (mean of ``s / n``), ``icc`` (ANOVA
+        estimator, :func:`harness.stats.batched.icc_from_sums`), ``mean_size``, ``cv_sizes`` (ddof 0), ``deff``
+        (Kish's unequal-size formula, :func:`harness.stats.batched.deff_from_sizes`, with the ICC truncated at 0;
+        ``nan`` when the ICC is undefined), ``n_eff = N / DEFF``, ``lag1_autocorrelation``,
+        ``share_chunks_top10pct_docs`` (share of rows in the largest 10 % of documents, ``ceil(0.1 G)`` of them).
+    """
+    n = np.asarray(n, dtype=np.float64)
+    s = np.asarray(s, dtype=np.float64)
+    g = n.size
+    big_n = float(n.sum())
+    icc = icc_from_sums(n, s, ss)
+    deff = deff_from_sizes(n, max(icc, 0.0)) if not math.isnan(icc) else float("nan")
+    k10 = max(1, math.ceil(0.1 * g))
+    lag1 = float("nan") if y is None else lag1_autocorrelation(y, cluster, order=position)
+    return {
+        "documents": int(g),
+        "queries": int(big_n),
+        "micro": float(s.sum() / big_n),
+        "macro": float(np.mean(s / n)),
+        "icc": float(icc),
+        "mean_size": float(n.mean()),
+        "cv_sizes": float(n.std() / n.mean()),
+        "deff": float(deff),
+        "n_eff": float(big_n / deff),
+        "lag1_autocorrelation": float(lag1),
+        "share_chunks_top10pct_docs": float(np.sort(n)[::-1][:k10].sum() / big_n),
+    }

@@ -31,8 +31,8 @@ class Interval:
     """A two-sided confidence interval for a mean (or a mean difference).
 
     Fields:
-        method: short machine name: ``"cr2"``, ``"cr2_logit"``, ``"bootstrap_percentile"``, ``"bootstrap_t"``,
-            ``"cluster_t"``, ``"iid_wald"``, ``"iid_wald_effective"``; paired intervals prefix ``"paired_"``.
+        method: short machine name, a key of the registry :data:`harness.stats.methods.INTERVALS` (``"cr2"``,
+            ``"cr3"``, ``"wild_cluster"``, ``"korn_graubard"``, ...); paired intervals prefix ``"paired_"``.
         estimate: the point estimate (same units as the metric, usually a proportion in [0, 1]).
         se: the standard error used (original scale), or ``None`` where the method has none (percentile bootstrap).
         df: degrees of freedom of the reference t distribution; ``None`` for a normal (z) interval or a

@@ -8,51 +8,41 @@ from dataclasses import replace
 import numpy as np
 
 from harness.stats._core import as_vector, encode_clusters, fail
-from harness.stats.bootstrap import bootstrap_intervals
-from harness.stats.cr2 import cr2
 from harness.stats.interval import Interval
-from harness.stats.simple import cluster_t, iid_wald
-
-PAIRED_METHODS = ("cr2", "bootstrap_percentile", "bootstrap_t", "cluster_t", "iid_wald")
+from harness.stats.methods import DEFAULTS, INTERVALS
 
 
-def paired(y_a, y_b, clusters, *, method="cr2", level=0.95, weights=None, B=5000, seed=0, fpc=None) -> Interval:
+def paired(y_a, y_b, clusters, *, method=None, level=0.95, weights=None, B=5000, seed=0, fpc=None) -> Interval:
     """Interval for the mean paired difference ``b - a`` (system b minus system a on the same rows).
 
-    The row differences ``d = y_b - y_a`` keep the rows' clusters (the same question is scored by both
-    systems, so the clustering of ``d`` is that of the questions) and are passed to the chosen method:
-    ``"cr2"`` (default; :func:`~harness.stats.cr2.cr2`), ``"bootstrap_percentile"`` / ``"bootstrap_t"``
-    (:func:`~harness.stats.bootstrap.cluster_bootstrap`), ``"cluster_t"`` (macro), ``"iid_wald"`` (contrast only).
-    Bounds are not clipped (a difference lies in [-1, 1] for unit metrics).
+    The row differences ``d = y_b - y_a`` keep the rows' clusters (the same question is scored by both systems, so
+    the clustering of ``d`` is that of the questions) and go to the chosen registered method (one with
+    ``paired=True``; default :data:`DEFAULTS` ``["paired"]``). Bounds are not clipped (a difference of unit metrics
+    lies in [-1, 1]).
 
-    Args: ``y_a``, ``y_b`` (N,) finite floats; ``clusters`` (N,); ``weights`` (N,) for cr2/bootstrap;
-        ``B``/``seed`` for the bootstrap; ``fpc`` population number of clusters (rows for iid_wald).
+    Args: ``y_a``, ``y_b`` (N,) finite floats; ``clusters`` (N,); ``method`` a registered paired method or None;
+        ``weights`` (N,) for methods that take them; ``B``/``seed`` for resampling methods; ``fpc`` population
+        number of clusters (rows for ``iid_wald``).
     Returns: :class:`Interval` with method ``"paired_<method>"`` and ``extras["paired"] = "b - a"``.
-    Raises: HarnessInputError on bad inputs, mismatched lengths or an unknown method.
+    Raises: HarnessInputError on bad inputs, mismatched lengths, an unknown or unpaired method, or weights/fpc given
+        to a method that takes none.
     """
     func = "paired"
+    name = DEFAULTS["paired"] if method is None else method
+    names = paired_methods()
+    if name not in names:
+        raise fail(func, "method", f"must be one of {', '.join(names)}, got {name!r}")
     a = as_vector(y_a, "y_a", func)
     b = as_vector(y_b, "y_b", func, n=a.size)
-    d = b - a
-    if weights is not None and method in ("cluster_t", "iid_wald"):
-        raise fail(func, "weights", f"method {method!r} takes no weights")
-    if method == "cr2":
-        res = cr2(d, clusters, weights=weights, level=level, fpc=fpc, clip=False)
-    elif method in ("bootstrap_percentile", "bootstrap_t"):
-        kind = "percentile" if method == "bootstrap_percentile" else "bootstrap_t"
-        res = bootstrap_intervals(
-            d, clusters, weights=weights, B=B, seed=seed, level=level, fpc=fpc, kinds=(kind,), clip=False
-        )[method]
-    elif method == "cluster_t":
-        res = cluster_t(d, clusters, level=level, fpc=fpc, clip=False)
-    elif method == "iid_wald":
-        encode_clusters(clusters, d.size, func)
-        res = iid_wald(d, level=level, fpc=fpc, clip=False)
-    else:
-        raise fail(func, "method", f"must be one of {', '.join(PAIRED_METHODS)}, got {method!r}")
+    res = INTERVALS[name].compute(b - a, clusters, level=level, weights=weights, fpc=fpc, B=B, seed=seed, clip=False)
     extras = dict(res.extras)
     extras["paired"] = "b - a"
     return replace(res, method="paired_" + res.method, label=f"paired difference b - a; {res.label}", extras=extras)
+
+
+def paired_methods() -> tuple[str, ...]:
+    """Names of the methods offered for paired differences, in registration order."""
+    return tuple(m.name for m in INTERVALS.values() if m.paired)
 
 
 _CELLS_PER_BATCH = 2_000_000

@@ -99,23 +99,29 @@ def iid_wald(y, *, level=0.95, fpc=None, clip=True) -> Interval:
     return Interval("iid_wald", est, se, None, min(lower, est), max(upper, est), level, N, N, IID_LABEL, extras)
 
 
-def iid_wald_effective(y, clusters, *, level=0.95, clip=True) -> Interval:
+def iid_wald_effective(y, clusters, *, level=0.95, fpc=None, clip=True) -> Interval:
     """Wald interval with the iid SE inflated by the design effect: ``se = s / sqrt(n_eff)``, ``n_eff = N / DEFF``.
 
     DEFF from :func:`~harness.stats.design.design_effect` (Kish 1965; Eldridge et al. 2006). An approximation
-    for contrast (it assumes a common ICC across clusters); prefer :func:`~harness.stats.cr2.cr2`.
+    for contrast (it assumes a common ICC across clusters); prefer :func:`~harness.stats.cr2.cr2`. ``fpc`` is the
+    population number of CLUSTERS (the variance is multiplied by ``1 - G/fpc``, as for the clustered methods).
     Returns: :class:`Interval` with method ``"iid_wald_effective"``, ``df=None``; ``extras`` has ``deff``,
-    ``icc``, ``n_eff``. Raises: HarnessInputError on bad inputs or fewer than 2 clusters.
+    ``icc``, ``n_eff``. Raises: HarnessInputError on bad inputs, fewer than 2 clusters or ``fpc < G``.
     """
     func = "iid_wald_effective"
     level = check_level(level, func)
     y = as_vector(y, "y", func)
     d = design_effect(y, clusters)
+    f = fpc_factor(fpc, d["n_clusters"], func)
     y0 = float(y.min())
     est = y0 + float((y - y0).mean())
     se = float(np.sqrt((y - y0).var(ddof=1) / d["n_eff"])) if y.size > 1 else 0.0
+    if fpc is not None:
+        se *= float(np.sqrt(f))
     crit = t_quantile(0.5 + level / 2.0, None)
     extras: dict = {"deff": d["deff"], "icc": d["icc"], "n_eff": d["n_eff"]}
+    if fpc is not None:
+        extras.update({"fpc": float(fpc), "fpc_factor": f})
     if d["warnings"]:
         extras["warnings"] = list(d["warnings"])
     lower, upper = _clip_unit(y, est - crit * se, est + crit * se, clip, extras)

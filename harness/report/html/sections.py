@@ -1,0 +1,363 @@
+"""The HTML report's sections about run records: systems, categories, paired differences, depth, gold ranks, the
+fully covered slice. Each function takes the :class:`~harness.report.model.ReportData` and returns one
+``<section>``; every string from an input is escaped (:func:`harness.report.format.esc`), figures are inline SVG
+(:mod:`harness.report.plots`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from harness.evaluation.compare import PairedRow
+from harness.report.format import MISSING, esc, fmt3, fmt_iv, num, spaced, wtl
+from harness.report.model import TABLE_METRICS, ReportData, rank_lists, rank_summary
+from harness.report.plots import category_bars, depth_curves, figure_svg, forest, rank_ecdf, slice_compare
+from harness.stats.methods import display_order
+
+#: Stable element ids of the figures (the ``<figure>`` element; its ``<svg>`` has the id plus ``-svg``).
+FIGURE_IDS: dict[str, str] = {
+    "category": "fig-category-mrr",
+    "forest": "fig-forest",
+    "depth": "fig-depth-curves",
+    "ranks": "fig-evidence-ranks",
+    "covered": "fig-covered-slice",
+    "known_item": "fig-known-item-hit-rate",
+    "coverage": "fig-coverage-vs-k",
+    "width": "fig-width-vs-k",
+}
+
+#: Interval methods shown in the "every method" table, in order (the registry's display order).
+INTERVAL_METHODS = display_order()
+
+#: The depth-curve families (``<family>@k``) and their axis labels.
+DEPTH_FAMILIES = {
+    "all_hop": "all-hop@k: questions with every gold document in the top k (0-1)",
+    "evidence_recall": "evidence recall@k: gold chunks in the top k (0-1)",
+}
+
+
+def figure(fig_id: str, svg: str, caption: str) -> str:
+    """``<figure>`` with an inline SVG and its caption (``caption`` is HTML: escape its inputs before)."""
+    return f'<figure id="{esc(fig_id)}">{svg}<figcaption>{caption}</figcaption></figure>'
+
+
+def mean_cell(ov) -> str:
+    """A table cell: the mean over its CR2 interval (``-`` when the metric is not available)."""
+    if ov is None:
+        return f"<td>{MISSING}</td>"
+    return f"<td>{fmt3(ov.mean)}<span class='iv'>{fmt_iv(ov.interval())}</span></td>"
+
+
+def systems_table(data: ReportData, slice_name: str = "all") -> str:
+    """The systems x metrics table of one slice (means with 95 % CR2 intervals)."""
+    entries = [e for e in data.entries if slice_name in e.summary]
+    metrics = [m for m in TABLE_METRICS if entries and all(e.overall(m, slice_name) for e in entries)]
+    head = "".join(f"<th>{esc(m)}</th>" for m in metrics)
+    rows = []
+    for e in entries:
+        s = e.summary[slice_name]
+        cells = "".join(mean_cell(e.overall(m, slice_name)) for m in metrics)
+        cls = " class='base'" if data.baseline is e else ""
+        rows.append(f"<tr{cls}><td>{esc(e.label)}</td><td>{s.n_questions}</td><td>{s.n_clusters}</td>{cells}</tr>")
+    return (
+        f"<table class='systems' id='table-systems-{esc(slice_name)}'><thead><tr><th class='l'>system</th>"
+        f"<th>questions</th><th>clusters</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _methods_table(data: ReportData, metric: str = "mrr") -> str:
+    ovs = {e.label: e.overall(metric) for e in data.entries}
+    methods = [m for m in INTERVAL_METHODS if any(ov is not None and ov.interval(m) for ov in ovs.values())]
+    if not methods:
+        return ""
+    head = "".join(f"<th>{esc(m)}</th>" for m in methods)
+    rows = []
+    for lab, ov in ovs.items():
+        if ov is None:
+            continue
+        cells = "".join(f"<td>{fmt_iv(ov.interval(m)) or MISSING}</td>" for m in methods)
+        rows.append(f"<tr><td>{esc(lab)}</td><td>{fmt3(ov.mean)}</td>{cells}</tr>")
+    return (
+        f"<details><summary>{esc(metric)} under every interval method recorded</summary><div class='body'>"
+        f"<table><thead><tr><th class='l'>system</th><th>mean</th>{head}</tr></thead><tbody>{''.join(rows)}"
+        "</tbody></table><p class='note'>cr2 is the report's interval (CR2 cluster-robust t, Satterthwaite df); "
+        "cluster_t is centred on the mean of cluster means (macro); iid_wald ignores clustering and is shown for "
+        "contrast only.</p></div></details>"
+    )
+
+
+def section_systems(data: ReportData) -> str:
+    """Systems table with the clustering used, and every interval method for MRR."""
+    cl = data.clustering()
+    df = cl.get("df")
+    df_txt = f"Satterthwaite df {df:.1f}" if isinstance(df, (int, float)) else "df not recorded"
+    warn = ""
+    if isinstance(df, (int, float)) and df < 4:
+        warn = f"<div class='warn'>df {df:.1f} &lt; 4: the intervals are unreliable (too few clusters).</div>"
+    text = (
+        f"<p class='note'>Means over every question of the gold set (a missing ranking scores 0); below each mean its "
+        f"{100 * data.level:.0f} % CR2 cluster-robust interval (Bell &amp; McCaffrey 2002; Satterthwaite df). "
+        f"Clustering: <b>{esc(cl.get('mode') or '?')}</b> ({esc(cl.get('n_clusters'))} clusters of questions "
+        f"sharing gold documents; {df_txt}).</p>"
+    )
+    tables = systems_table(data, "all") + _methods_table(data)
+    return f"<section id='systems'><h2>Systems</h2>{text}{warn}{tables}</section>"
+
+
+def section_categories(data: ReportData) -> str:
+    """MRR per category with CR2 whiskers (figure and table)."""
+    notes = {}
+    no_iv = []
+    for c in data.categories:
+        inf = data.category_info.get(c, {})
+        ncl = inf.get("n_clusters", 0)
+        notes[c] = f"n={inf.get('n', 0)}, {ncl} cluster{'s' if ncl != 1 else ''}" + ("" if ncl >= 2 else ": no CI")
+        if ncl < 2:
+            no_iv.append(c)
+    labels = set(data.labels)
+    vals = {
+        (lab, c): (v.mean, v.interval)
+        for (lab, c, m), v in data.category_values.items()
+        if m == "mrr" and lab in labels
+    }
+    fig = category_bars(data.categories, notes, data.labels, vals, metric_label="MRR", level=data.level)
+    svg = figure_svg(fig, FIGURE_IDS["category"], title="MRR per question category with CR2 whiskers")
+    cap = (
+        f"MRR per category and system. Whiskers: {100 * data.level:.0f} % CR2 intervals computed on the category's "
+        "questions with the clusters recorded in the run. "
+        + (
+            f"No whisker for {esc(', '.join(spaced(c) for c in no_iv))}: a single cluster gives no interval. "
+            if no_iv
+            else ""
+        )
+        + "Categories hold few questions and fewer clusters, so these intervals are wide and their coverage uncertain."
+    )
+    head = "".join(f"<th>{esc(spaced(c))}<br><span class='note'>{esc(notes[c])}</span></th>" for c in data.categories)
+    rows = []
+    for lab in data.labels:
+        cells = []
+        for c in data.categories:
+            v = vals.get((lab, c))
+            cells.append(
+                f"<td>{MISSING}</td>" if v is None else f"<td>{fmt3(v[0])}<span class='iv'>{fmt_iv(v[1])}</span></td>"
+            )
+        rows.append(f"<tr><td>{esc(lab)}</td>{''.join(cells)}</tr>")
+    table = (
+        f"<details><summary>table</summary><div class='body'><table><thead><tr><th class='l'>system</th>{head}</tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table></div></details>"
+    )
+    return (
+        f"<section id='categories'><h2>MRR per category</h2>{figure(FIGURE_IDS['category'], svg, cap)}{table}</section>"
+    )
+
+
+def _paired_row(data: ReportData, r: PairedRow) -> str:
+    ok = r.noninferior
+    if r.metric == data.gate_metric:
+        verdict = f"<span class='{'pass' if ok else 'fail'}'>{'PASS' if ok else 'FAIL'}</span>"
+    else:
+        verdict = "yes" if ok else "no"
+    return (
+        f"<tr><td>{esc(r.label)}</td><td class='l'>{esc(r.metric)}</td><td>{fmt3(r.mean_a)}</td>"
+        f"<td>{fmt3(r.mean_b)}</td><td>{r.diff:+.3f}</td>"
+        f"<td>{fmt_iv((r.lower, r.upper))}</td><td>{num(r.lower_one_sided, '+.3f')}</td><td>{num(r.df, '.1f')}</td>"
+        f"<td>{num(r.p, '.3g')}</td><td>{num(r.p_holm, '.3g')}</td><td>{wtl(r.questions)}</td>"
+        f"<td>{wtl(r.clusters)}</td><td>{verdict}</td></tr>"
+    )
+
+
+def section_paired(data: ReportData) -> str:
+    """Forest plot of paired differences against the baseline, with the gate's bound and margin, and the table."""
+    if not data.paired:
+        return f"<section id='paired'><h2>Paired differences</h2><p class='note'>{esc(data.paired_note)}</p></section>"
+    metrics = list(dict.fromkeys(r.metric for r in data.paired))
+    fig = forest([asdict(r) for r in data.paired], metrics, margin=data.margin, level=data.level, alpha=data.alpha)
+    svg = figure_svg(fig, FIGURE_IDS["forest"], title="Forest plot of paired differences against the baseline")
+    base = data.baseline.label if data.baseline else "?"
+    cap = (
+        f"Paired differences candidate - <b>{esc(base)}</b> (same questions, clusters of the baseline run). "
+        f"Squares: mean difference; lines: two-sided {100 * data.level:.0f} % CR2 interval; vertical ticks: the "
+        f"one-sided {100 * (1 - data.alpha):.0f} % lower bound the gate compares with -margin; dashed line: "
+        f"-margin = -{data.margin:g} (non-inferiority gate on {esc(data.gate_metric)})."
+    )
+    head = (
+        "<thead><tr><th class='l'>candidate</th><th class='l'>metric</th>"
+        f"<th>{esc(base)}</th><th>candidate</th><th>diff</th><th>{100 * data.level:.0f} % CI</th>"
+        f"<th>one-sided {100 * (1 - data.alpha):.0f} %<br>lower bound</th><th>df</th><th>p</th><th>p Holm</th>"
+        "<th>questions<br>W/T/L</th><th>clusters<br>W/T/L</th>"
+        f"<th>lower bound<br>&gt; -{data.margin:g}</th></tr></thead>"
+    )
+    gate_rows = [_paired_row(data, r) for r in data.paired if r.metric == data.gate_metric]
+    other_rows = [_paired_row(data, r) for r in data.paired if r.metric != data.gate_metric]
+    table = ""
+    if gate_rows:
+        table += f"<table id='table-paired'>{head}<tbody>{''.join(gate_rows)}</tbody></table>"
+    table += (
+        "<p class='note'>p: cluster-level paired sign-flip randomisation test; Holm across the candidates for each "
+        "metric. W/T/L: the candidate's wins, ties and losses against the baseline (questions; cluster means). "
+        f"PASS: the gate (<code>harness gate --metric {esc(data.gate_metric)} --margin {data.margin:g}</code>) would "
+        "pass.</p>"
+    )
+    if other_rows:
+        table += (
+            "<details><summary>other metrics</summary><div class='body'><table id='table-paired-other'>"
+            f"{head}<tbody>{''.join(other_rows)}</tbody></table></div></details>"
+        )
+    return (
+        "<section id='paired'><h2>Paired differences against the baseline</h2>"
+        + figure(FIGURE_IDS["forest"], svg, cap)
+        + table
+        + "</section>"
+    )
+
+
+def depth_panels(data: ReportData) -> dict[str, dict[str, list]]:
+    """``{family: {label: [(k, mean, (lower, upper) or None)]}}`` of the depth curves (families with data only)."""
+    panels: dict[str, dict[str, list]] = {}
+    for fam in DEPTH_FAMILIES:
+        per_sys = {}
+        for e in data.entries:
+            pts = []
+            for k in data.ks():
+                ov = e.overall(f"{fam}@{k}")
+                if ov:
+                    pts.append((int(k), float(ov.mean), ov.interval()))
+            if pts:
+                per_sys[e.label] = pts
+        if per_sys:
+            panels[fam] = per_sys
+    return panels
+
+
+def section_depth(data: ReportData) -> str:
+    """all-hop@k and evidence recall@k against k (figure and table)."""
+    panels = depth_panels(data)
+    if not panels:
+        return (
+            "<section id='depth'><h2>Depth</h2>"
+            "<p class='note'>no all_hop@k / evidence_recall@k in the runs</p></section>"
+        )
+    ks = data.ks()
+    fig = depth_curves(panels, data.labels, ylabels=DEPTH_FAMILIES, level=data.level)
+    svg = figure_svg(fig, FIGURE_IDS["depth"], title="all-hop@k and evidence recall@k")
+    cap = (
+        f"Left: share of questions whose every gold document is in the top k documents. Right: share of gold evidence "
+        f"chunks in the top k chunks, averaged over questions. k = {', '.join(str(k) for k in ks)}; vertical lines: "
+        f"{100 * data.level:.0f} % CR2 intervals (points dodged sideways)."
+    )
+    head = "".join(f"<th>{esc(f)}@{k}</th>" for f in panels for k in ks)
+    rows = []
+    for e in data.entries:
+        cells = "".join(mean_cell(e.overall(f"{f}@{k}")) for f in panels for k in ks)
+        rows.append(f"<tr><td>{esc(e.label)}</td>{cells}</tr>")
+    table = (
+        f"<details><summary>table</summary><div class='body'><table><thead><tr><th class='l'>system</th>{head}</tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table></div></details>"
+    )
+    return (
+        "<section id='depth'><h2>All-hop and evidence recall by depth</h2>"
+        + figure(FIGURE_IDS["depth"], svg, cap)
+        + table
+        + "</section>"
+    )
+
+
+def _share(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def section_ranks(data: ReportData) -> str:
+    """Cumulative distribution of gold document and evidence-chunk ranks (figure and table)."""
+    panels = rank_lists(data)
+    fig = rank_ecdf(panels, data.labels)
+    svg = figure_svg(fig, FIGURE_IDS["ranks"], title="Distribution of gold document and evidence ranks")
+    (dd, ddepth), (cd, cdepth) = list(panels.values())
+    cap = (
+        "How deep the gold items sit: cumulative share of gold documents (left) and gold evidence chunks (right) found "
+        f"at rank r or better, pooled over questions. A line ending below 100 % at the recorded depth ({ddepth} "
+        f"documents, {cdepth} chunks) leaves the rest unretrieved within that depth."
+    )
+    rows = []
+    for lab in data.labels:
+        s = rank_summary(cd.get(lab, []))
+        t = rank_summary(dd.get(lab, []))
+        if not s.get("n"):
+            continue
+        doc_cells = (
+            f"<td>{t['n']}</td><td>{_share(t['top1'])}</td><td>{_share(t['top10'])}</td><td>{_share(t['missing'])}</td>"
+            if t.get("n")
+            else "<td>0</td>" + f"<td>{MISSING}</td>" * 3
+        )
+        rows.append(
+            f"<tr><td>{esc(lab)}</td>{doc_cells}<td>{s['n']}</td><td>{s['median'] if s['median'] else MISSING}</td>"
+            f"<td>{_share(s['top1'])}</td><td>{_share(s['top10'])}</td><td>{_share(s['top20'])}</td>"
+            f"<td>{_share(s['missing'])}</td></tr>"
+        )
+    table = (
+        "<table id='table-ranks'><thead><tr><th class='l' rowspan='2'>system</th><th colspan='4'>gold documents</th>"
+        "<th colspan='6'>gold evidence chunks</th></tr><tr><th>n</th><th>rank 1</th><th>top 10</th>"
+        f"<th>not in top {ddepth}</th><th>n</th><th>median rank (found)</th><th>rank 1</th><th>top 10</th>"
+        f"<th>top 20</th><th>not in top {cdepth}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+    return (
+        "<section id='ranks'><h2>Where the gold evidence sits</h2>"
+        + figure(FIGURE_IDS["ranks"], svg, cap)
+        + table
+        + "</section>"
+    )
+
+
+def section_covered(data: ReportData) -> str:
+    """All questions against the questions whose gold documents the (partial) vector index fully covers."""
+    ents = data.covered_entries()
+    run_cov = next((r.manifest.coverage for r in data.runs if r.manifest.coverage is not None), None)
+    if not ents:
+        why = (
+            "the vector index covers the whole corpus"
+            if run_cov
+            else "no vector system in the runs (or the index is complete)"
+        )
+        return (
+            "<section id='covered'><h2>Fully covered slice</h2>"
+            f"<p class='note'>No fully covered slice: {esc(why)}; every question is scored on the full index.</p>"
+            "</section>"
+        )
+    metrics = [m for m in ("mrr", "recall@10", "evidence_recall@10") if all(e.overall(m, "covered") for e in ents)]
+    vals = {}
+    for e in ents:
+        for sl in ("all", "covered"):
+            for m in metrics:
+                ov = e.overall(m, sl)
+                if ov:
+                    vals[(sl, e.label, m)] = (float(ov.mean), ov.interval())
+    n_cov = ents[0].summary["covered"].n_questions
+    n_all = ents[0].summary["all"].n_questions if "all" in ents[0].summary else "?"
+    fig = slice_compare(
+        metrics,
+        [e.label for e in ents],
+        vals,
+        slices=(("all", f"all questions (n={n_all})"), ("covered", f"fully covered questions (n={n_cov})")),
+        level=data.level,
+    )
+    svg = figure_svg(fig, FIGURE_IDS["covered"], title="All questions against the fully covered slice")
+    cov_txt = ""
+    if run_cov is not None:
+        frac = run_cov.chunk_fraction
+        cov_txt = (
+            f"The vector index holds {run_cov.n_indexed_chunks} of {run_cov.n_total_chunks} chunks ({100 * frac:.1f} %)"
+            if frac is not None
+            else "The vector index is partial"
+        ) + (
+            f"; {num(run_cov.gold_documents_fully_indexed, 'd')} of {num(run_cov.gold_documents, 'd')} gold "
+            "documents are fully indexed."
+        )
+    cap = (
+        "Each system on all questions (filled circles, solid lines) and on the questions whose gold documents are all "
+        f"fully indexed (open squares, dashed lines), {100 * data.level:.0f} % CR2 intervals. {esc(cov_txt)} Lexical "
+        "systems are scored on the same slice so the comparison is like for like."
+    )
+    return (
+        "<section id='covered'><h2>Fully covered slice</h2>"
+        + figure(FIGURE_IDS["covered"], svg, cap)
+        + systems_table(data, "covered")
+        + "</section>"
+    )

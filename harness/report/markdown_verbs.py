@@ -1,0 +1,270 @@
+"""The ``markdown`` output format of each verb (``--format markdown``): GitHub-flavoured text for a pull-request
+comment or a CI summary. Every string from an input is escaped (:func:`harness.report.format.md`; tables through
+:func:`harness.report.markdown.table`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.goldset.schema import CATEGORIES
+from harness.report.format import MISSING, Markup, diff_iv, md, mean_iv, num, pct, pts, spaced, wtl
+from harness.report.markdown import known_item_table, table
+from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS
+
+
+def _run(rec, path: Path | None) -> list[str]:
+    m = rec.manifest
+    out = [
+        f"### Run {md(m.run_id)}: {md(m.goldset.name or '?')} v{md(m.goldset.version or '?')} on "
+        f"{md(m.corpus.corpus_id or '?')}",
+        "",
+        f"Clustering {md(m.clusters.mode or '?')} ({md(m.clusters.n_clusters)} clusters, Satterthwaite df "
+        f"{num(m.clusters.df, '.1f')}); means over every question with 95 % CR2 intervals.",
+    ]
+    for slice_name in ("all", "covered"):
+        systems = {s: sl[slice_name] for s, sl in rec.summary.systems.items() if slice_name in sl}
+        if not systems:
+            continue
+        metrics = [x for x in (*MAIN_METRICS, *EVIDENCE_METRICS) if any(x in sl.overall for sl in systems.values())]
+        rows = []
+        for system, sl in systems.items():
+            cells = []
+            for x in metrics:
+                ov = sl.metric(x)
+                cells.append("n/a" if ov is None else mean_iv(ov.mean, ov.interval()))
+            rows.append([system, str(sl.n_questions), *cells])
+        out += ["", f"#### {'All questions' if slice_name == 'all' else 'Fully covered slice'}", ""]
+        out.append(table(["system", "n", *metrics], rows))
+    cats_present = {c for sl in rec.summary.systems.values() if "all" in sl for c in sl["all"].per_category}
+    cats = [c for c in CATEGORIES if c in cats_present] + sorted(cats_present - set(CATEGORIES))
+    if cats:
+        rows = []
+        for system, sl in rec.summary.systems.items():
+            pc = sl["all"].per_category if "all" in sl else {}
+            rows.append([system, *[num(pc[c].metrics.get("mrr"), ".3f") if c in pc else MISSING for c in cats]])
+        out += ["", "#### MRR per category (point estimates)", "", table(["system", *map(spaced, cats)], rows)]
+    notes = []
+    for system, sl in rec.summary.systems.items():
+        whole = sl.get("all")
+        if whole is not None and whole.counts is not None and whole.counts.n_missing:
+            notes.append(f"{system}: {whole.counts.n_missing} of {whole.counts.n_questions} questions have no ranking")
+        notes += [
+            f"{system}: no {lv} rankings; those metrics are n/a"
+            for lv, ok in (whole.levels if whole else {}).items()
+            if not ok
+        ]
+    if m.clusters.warning:
+        notes.append(m.clusters.warning)
+    out += [x for n in notes for x in ("", f"> **Note:** {md(n)}")]
+    if path is not None:
+        out += ["", f"Run record: {md(path)}"]
+    return out
+
+
+def _comparison(rep, _path) -> list[str]:
+    head = ["A", "B", "metric", "mean A", "mean B", "B - A [95 % CI]", "df", "p (rand.)", "p (Holm)", "W/T/L q"]
+    rows = []
+    for c in rep.comparisons:
+        iv = c.interval
+        rows.append(
+            [
+                c.system_a,
+                c.system_b,
+                c.metric,
+                f"{c.mean_a:.3f}",
+                f"{c.mean_b:.3f}",
+                diff_iv(c.diff, (iv["lower"], iv["upper"])),
+                num(iv.get("df"), ".1f"),
+                f"{c.p_randomization:.3f}",
+                num(c.p_holm, ".3f"),
+                wtl(c.questions),
+                wtl(c.clusters),
+            ]
+        )
+    cl = rep.clustering
+    out = [
+        f"### Paired differences B - A ({md(rep.run_a)} vs {md(rep.run_b)})",
+        "",
+        f"95 % CR2 intervals; clustering {md(cl.get('mode'))}, {md(cl.get('n_clusters'))} clusters.",
+        "",
+        table([*head, "W/T/L cl"], rows, ["l", "l", "l"] + ["r"] * 8),
+    ]
+    out += [x for n in rep.notes for x in ("", f"> **Note:** {md(n)}")]
+    return out
+
+
+def _gate(v, _path) -> list[str]:
+    out = [f"### Gate: {Markup('**' + v.decision + '**')} on {md(v.metric)}", "", md(v.line())]
+    if v.category_guards:
+        rows = [
+            [cat, f"{g['diff']:+.4f}", f"-{g['margin']:.4f}", str(g["n"]), "ok" if g["passed"] else Markup("**FAIL**")]
+            for cat, g in v.category_guards.items()
+        ]
+        out += ["", table(["category guard", "diff", "-margin", "n", "verdict"], rows)]
+    out += [x for w in v.warnings for x in ("", f"> **Warning:** {md(w)}")]
+    return out
+
+
+def _power(plan: dict, _path) -> list[str]:
+    rows = [
+        ["ICC", num(plan["icc"], ".3f")],
+        ["DEFF", num(plan["deff"], ".2f")],
+        ["mean cluster size (CV)", f"{plan['mean_cluster_size']:.2f} ({plan['cv_cluster_size']:.2f})"],
+        ["SD", num(plan["sd"], ".3f")],
+        ["clusters needed", str(plan["clusters_needed"])],
+        ["questions needed", str(plan["questions_needed"])],
+        ["now", f"{plan['current_clusters']} clusters, {plan['current_questions']} questions"],
+    ]
+    out = [
+        f"### Power plan: {md(plan['system'])} {md(plan['metric'])}{' (paired differences)' if plan['paired'] else ''}",
+        "",
+        f"To detect {plan['delta']} with {plan['power']:.0%} power at alpha {plan['alpha']}:",
+        "",
+        table(["quantity", "value"], rows),
+    ]
+    if plan.get("note"):
+        out += ["", f"> **Note:** {md(plan['note'])}"]
+    return out
+
+
+def _sweep(r, _path) -> list[str]:
+    iv = r.test_interval
+    rows = [
+        ["dev", str(r.n_dev), f"{r.chosen_weight:g}", f"{r.dev_best:.4f}", "optimistic"],
+        ["test", str(r.n_test), f"{r.chosen_weight:g}", f"{r.test_mean:.4f}", "n/a" if not iv else
+         f"[{iv['lower']:.4f}, {iv['upper']:.4f}]"],
+    ]  # fmt: skip
+    curve = [
+        [f"{w:g}", f"{v:.4f}", "yes" if w == r.chosen_weight else ""]
+        for w, v in zip(r.weights, r.dev_means, strict=True)
+    ]
+    return [
+        f"### Fusion-weight sweep: {md(r.metric)} ({r.level} level), run {md(r.run_id)}",
+        "",
+        table(["split", "questions", "w (bm25)", r.metric, "interval (cr2)"], rows),
+        "",
+        md(f"weights tried: {r.n_weights}; chosen w = {r.chosen_weight:g} ({r.tie_rule}). {r.note}"),
+        "",
+        "<details><summary>dev curve</summary>",
+        "",
+        table(["w", f"dev {r.metric}", "chosen"], curve),
+        "",
+        "</details>",
+    ]
+
+
+def _validation(rep, _path) -> list[str]:
+    ds = rep.dataset
+    verdict = "VALID" if rep.valid else "INVALID"
+    extra = " (corpus rules not checked)" if rep.corpus is None else ""
+    out = [
+        f"### Validation of {md(ds.get('name'))} {md(ds.get('version'))}: {Markup('**' + verdict + '**')}{md(extra)}",
+        "",
+        f"Records sha256 {md(ds.get('records_sha256'))}; contract {md(rep.contract)}; "
+        f"{rep.counts.questions} questions.",
+    ]
+    summary = rep.rule_summary()
+    rows = [
+        [r.code, r.name, r.scope, *[str(summary[r.code][k]) for k in ("pass", "fail", "not_checked", "not_applicable")]]
+        for r in rep.rules
+    ]
+    out += ["", table(["code", "rule", "scope", "pass", "fail", "not checked", "n/a"], rows)]
+    fails = rep.failures()
+    if fails:
+        frows = [[code, scope, f.where, f.message] for scope, code, f in fails]
+        out += ["", f"#### Failures ({len(fails)})", "", table(["rule", "record", "where", "message"], frows)]
+    out += ["", f"Exit code {rep.exit_code}."]
+    return out
+
+
+def _apply(res, _path) -> list[str]:
+    out = _validation(res.report, None)
+    if res.written:
+        out += [
+            "",
+            md(f"Wrote {res.out_dir} (version {res.version}; records changed: {', '.join(res.records_changed)})"),
+        ]
+    else:
+        out += ["", "**Not written**: the corrected set does not validate."]
+    return out
+
+
+def known_item_lines(summary: dict, where: str | Path | None) -> list[str]:
+    """A known-item study's ``summary.json`` as Markdown: the per-system table and the paired differences."""
+    out = [f"#### Known-item study ({md(where)})" if where else "#### Known-item study", ""]
+    out.append(known_item_table(summary))
+    paired = summary.get("paired") or {}
+    if paired:
+        rows = [
+            [
+                name,
+                pts(p.get("micro_diff")),
+                pts(p.get("macro_diff")),
+                f"{p.get('only_a', MISSING)}/{p.get('only_b', MISSING)}",
+            ]
+            for name, p in paired.items()
+        ]
+        out += ["", table(["paired (B - A)", "micro diff", "macro diff", "only A / only B hit"], rows)]
+    return out
+
+
+def _known_item(res, path) -> list[str]:
+    return known_item_lines(res.summary, path)
+
+
+def _sensitivity(res, path) -> list[str]:
+    head = ["chunk words", "system", "queries", "docs", "micro", "macro", "ICC", "DEFF"]
+    rows = [
+        [str(r["chunk_words"]), r["system"], str(r["queries"]), str(r["documents"]), pct(r["micro_hit1"]),
+         pct(r["macro_hit1"]), num(r["icc"], ".3f"), num(r["deff"], ".1f")]
+        for r in res.rows
+    ]  # fmt: skip
+    return [f"#### Chunk-size sensitivity of known-item hit@1 ({md(path)})", "", table(head, rows)]
+
+
+def coverage_lines(cov: dict, where: str | Path | None) -> list[str]:
+    """A coverage study (``coverage.json`` content) as Markdown: coverage ± Monte Carlo margin per method and K."""
+    designs = [d for d in cov.get("designs", []) if d.get("rows")]
+    out = [f"#### Interval coverage ({md(where)})" if where else "#### Interval coverage"]
+    for d in designs:
+        rows = [
+            [
+                r.get("method", k) + (" +FPC" if r.get("fpc") else ""),
+                f"{100 * r['coverage']:.1f} ± {100 * r['mc_margin']:.1f}",
+                f"{100 * r['mean_width']:.2f}",
+            ]
+            for k, r in d["rows"].items()
+        ]
+        out += ["", f"{md(d.get('design'))} design, K = {md(d.get('K'))}, R = {md(d.get('reps'))}", ""]
+        out.append(table(["method", "coverage (%)", "mean width (points)"], rows))
+    return out
+
+
+def _coverage(res, path) -> list[str]:
+    return coverage_lines(res.to_dict(), path)
+
+
+def _study(res, path) -> list[str]:
+    return known_item_lines(res.known_item.summary, path) + [""] + coverage_lines(res.coverage.to_dict(), None)
+
+
+_RENDERERS: dict[str, Callable[[Any, Path | None], list[str]]] = {
+    "run": _run,
+    "comparison": _comparison,
+    "gate": _gate,
+    "power": _power,
+    "sweep": _sweep,
+    "validation": _validation,
+    "goldset-apply": _apply,
+    "known-item": _known_item,
+    "known-item-sensitivity": _sensitivity,
+    "known-item-study": _study,
+    "coverage": _coverage,
+}
+
+
+def render(kind: str, value: Any, path: Path | None = None) -> str:
+    """The Markdown of a verb's result (``kind`` as in :data:`harness.report.formats.KINDS`)."""
+    return "\n".join(_RENDERERS[kind](value, path))

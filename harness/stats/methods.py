@@ -1,0 +1,211 @@
+"""The interval-method registry: every confidence-interval method of the harness, declared once.
+
+Each method is one scalar function (rows in, :class:`~harness.stats.interval.Interval` out; in its own module under
+:mod:`harness.stats`) plus one batched ``(reps, K)`` kernel (:mod:`harness.stats.batched` protocol), registered here
+with its metadata. Everything that lists interval methods reads this table: :func:`all_intervals` (the intervals of
+every run summary), :func:`paired` (comparisons), the report's display order (:func:`display_order`) and the coverage
+study (:mod:`harness.studies.coverage`). Adding a method is one module plus one :func:`register` line below.
+
+Outcome types (nested): ``"binary"`` (every value 0 or 1: hit@k, all_hop@k), ``"unit"`` (values in [0, 1]: recall,
+MRR) and ``"continuous"`` (anything, e.g. paired differences). A method declares the types it applies to; a
+proportion-only method applies to ``"binary"`` (and maybe ``"unit"``) only. :data:`DEFAULTS` names the method that
+``run``, ``compare`` and ``gate`` use for each outcome type, in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Literal
+
+import numpy as np
+
+import harness.stats.batched as batched
+from harness.stats._core import as_vector, encode_clusters, fail
+from harness.stats.bootstrap import cluster_bootstrap
+from harness.stats.cr2 import cr2
+from harness.stats.cr3 import cr3, cr3_kernel
+from harness.stats.interval import Interval
+from harness.stats.korn_graubard import korn_graubard, korn_graubard_kernel
+from harness.stats.simple import cluster_t, iid_wald, iid_wald_effective
+from harness.stats.wild import wild_cluster_bootstrap, wild_cluster_kernel
+
+OUTCOMES = ("binary", "unit", "continuous")
+ANY = OUTCOMES
+UNIT = ("binary", "unit")
+BINARY = ("binary",)
+
+
+@dataclass(frozen=True)
+class IntervalMethod:
+    """One registered interval method.
+
+    Attributes:
+        name: machine name, the key under ``intervals`` in ``summary.json`` (``paired_<name>`` for a paired one).
+        label: short human label (tables, figure legends).
+        interval: the scalar function ``f(y, [clusters,] *, level, clip, [weights], [fpc], [B, seed]) -> Interval``
+            (which keywords it takes is given by the flags below).
+        kernel: the batched kernel ``k(batch, level, factors, draws) -> [(lower, upper), ...]``
+            (:mod:`harness.stats.batched`); row i equals ``interval`` on sample i, unweighted and unclipped.
+        estimand: ``"micro"`` (the row mean) or ``"macro"`` (the mean of cluster means).
+        outcomes: the outcome types it applies to (subset of :data:`OUTCOMES`).
+        clustered: the scalar function takes the cluster labels (False: iid methods, labels only validated).
+        weights: it takes row weights.
+        fpc: ``"clusters"`` (population number of clusters), ``"rows"`` (population number of rows) or None.
+        resampling: it takes ``B`` and ``seed``.
+        paired: it is offered for paired differences (:func:`paired`).
+        contrast_only: shown for contrast only (ignores clustering).
+        order: display order (report tables, coverage tables; ascending).
+    """
+
+    name: str
+    label: str
+    interval: Callable[..., Interval]
+    kernel: Callable[..., list]
+    estimand: Literal["micro", "macro"] = "micro"
+    outcomes: tuple[str, ...] = ANY
+    clustered: bool = True
+    weights: bool = False
+    fpc: Literal["clusters", "rows"] | None = None
+    resampling: bool = False
+    paired: bool = True
+    contrast_only: bool = False
+    order: int = 0
+
+    @property
+    def proportion_only(self) -> bool:
+        """True when the method does not apply to a continuous outcome."""
+        return "continuous" not in self.outcomes
+
+    def applies_to(self, outcome: str) -> bool:
+        """Whether the method applies to outcomes of type ``outcome`` (one of :data:`OUTCOMES`)."""
+        return outcome in self.outcomes
+
+    def compute(self, y, clusters, *, level=0.95, weights=None, fpc=None, B=5000, seed=0, clip=True) -> Interval:
+        """Call :attr:`interval` with the keywords this method takes (``weights``/``fpc``/``B``/``seed`` only when
+        declared; a method without weights raises when weights are given, so nothing is silently unweighted)."""
+        kw: dict = {"level": level, "clip": clip}
+        if weights is not None:
+            if not self.weights:
+                raise fail(self.name, "weights", "this method takes no weights")
+            kw["weights"] = weights
+        if fpc is not None:
+            if self.fpc is None:
+                raise fail(self.name, "fpc", "this method takes no finite-population correction")
+            kw["fpc"] = fpc
+        if self.resampling:
+            kw.update(B=B, seed=seed)
+        if self.clustered:
+            return self.interval(y, clusters, **kw)
+        encode_clusters(clusters, np.asarray(y).size, self.name)
+        return self.interval(y, **kw)
+
+
+#: name -> method, in registration order (the order of ``summary.json``).
+INTERVALS: dict[str, IntervalMethod] = {}
+
+#: The method ``run``, ``compare`` and ``gate`` use, per outcome type and for paired differences. One place: the
+#: choice of issue 21 (from the coverage study's measurements) is a one-line change here.
+DEFAULTS: dict[str, str] = {"binary": "cr2", "unit": "cr2", "continuous": "cr2", "paired": "cr2"}
+
+
+def register(method: IntervalMethod) -> IntervalMethod:
+    """Add ``method`` to :data:`INTERVALS` (a name may be registered once)."""
+    if method.name in INTERVALS:
+        raise ValueError(f"interval method {method.name!r} registered twice")
+    if not set(method.outcomes) <= set(OUTCOMES) or not method.outcomes:
+        raise ValueError(f"interval method {method.name!r}: outcomes must be a non-empty subset of {OUTCOMES}")
+    INTERVALS[method.name] = method
+    return method
+
+
+def get(name: str) -> IntervalMethod:
+    """The registered method ``name``. Raises HarnessInputError for an unknown name (listing the known ones)."""
+    try:
+        return INTERVALS[name]
+    except KeyError:
+        raise fail("methods", "method", f"unknown interval method {name!r} (known: {', '.join(INTERVALS)})") from None
+
+
+def display_order() -> tuple[str, ...]:
+    """Method names in display order (report tables, coverage tables)."""
+    return tuple(m.name for m in sorted(INTERVALS.values(), key=lambda m: (m.order, m.name)))
+
+
+def default_method(outcome: str) -> str:
+    """The default method for ``outcome`` (one of :data:`OUTCOMES`, or ``"paired"``), from :data:`DEFAULTS`."""
+    if outcome not in DEFAULTS:
+        raise fail("methods", "outcome", f"must be one of {', '.join(DEFAULTS)}, got {outcome!r}")
+    return DEFAULTS[outcome]
+
+
+def outcome_type(y) -> str:
+    """``"binary"`` when every value is 0 or 1, ``"unit"`` when all lie in [0, 1], else ``"continuous"``."""
+    yv = as_vector(y, "y", "outcome_type")
+    if np.all((yv == 0.0) | (yv == 1.0)):
+        return "binary"
+    if yv.min() >= 0.0 and yv.max() <= 1.0:
+        return "unit"
+    return "continuous"
+
+
+def all_intervals(y, clusters, *, weights=None, level=0.95, B=5000, seed=0) -> dict[str, Interval]:
+    """Every registered interval that applies to ``y``, keyed by method name, for side-by-side reports.
+
+    Methods come in registration order; those whose outcome types exclude ``y``'s (:func:`outcome_type`) are left
+    out (e.g. ``"cr2_logit"`` unless every ``y`` lies in [0, 1]). Resampling methods get ``B`` and ``seed``.
+    ``weights`` go to the methods that take them; the others are computed unweighted and say so in their
+    ``extras["warnings"]``.
+
+    Args: ``y`` (N,) finite floats; ``clusters`` (N,) labels, >= 2 clusters; ``weights`` (N,) or None;
+        ``level`` in (0, 1); ``B`` >= 100; ``seed`` int.
+    Returns: ``dict[str, Interval]``. Raises: HarnessInputError on bad inputs.
+    """
+    kind = outcome_type(y)
+    out: dict[str, Interval] = {}
+    for m in INTERVALS.values():
+        if not m.applies_to(kind):
+            continue
+        iv = m.compute(y, clusters, level=level, weights=weights if m.weights else None, B=B, seed=seed)
+        if weights is not None and not m.weights:
+            extras = dict(iv.extras)
+            note = "unweighted (this method takes no weights)"
+            extras["warnings"] = [*extras.get("warnings", []), note]
+            iv = replace(iv, extras=extras)
+        out[m.name] = iv
+    return out
+
+
+def kernel_bounds(
+    name: str, batch: batched.ClusterBatch, level: float, factors: Sequence, draws: batched.Resamples
+) -> list[batched.Bounds]:
+    """Run method ``name``'s batched kernel (``[(lower, upper)]`` per factor; see :mod:`harness.stats.batched`)."""
+    return get(name).kernel(batch, level, factors, draws)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The registry (registration order = the order of summary.json; `order` = display order)
+# --------------------------------------------------------------------------------------------------------------
+
+register(IntervalMethod("cr2", "CR2 (Satterthwaite t)", cr2, batched.cr2_kernel, weights=True, fpc="clusters"))
+register(IntervalMethod("cr2_logit", "CR2, logit scale", partial(cr2, transform="logit"), batched.cr2_logit_kernel,
+                        outcomes=UNIT, weights=True, fpc="clusters", paired=False, order=1))  # fmt: skip
+register(IntervalMethod("bootstrap_percentile", "cluster bootstrap percentile", partial(cluster_bootstrap,
+                        kind="percentile"), batched.bootstrap_percentile_kernel, weights=True, fpc="clusters",
+                        resampling=True, order=3))  # fmt: skip
+register(IntervalMethod("bootstrap_t", "cluster bootstrap-t", partial(cluster_bootstrap, kind="bootstrap_t"),
+                        batched.bootstrap_t_kernel, weights=True, fpc="clusters", resampling=True,
+                        order=2))  # fmt: skip
+register(IntervalMethod("cluster_t", "t over cluster means", cluster_t, batched.cluster_t_kernel, estimand="macro",
+                        fpc="clusters", order=4))  # fmt: skip
+register(IntervalMethod("iid_wald", "iid Wald (contrast only)", iid_wald, batched.iid_wald_kernel, clustered=False,
+                        fpc="rows", contrast_only=True, order=9))  # fmt: skip
+register(IntervalMethod("iid_wald_effective", "effective-size Wald", iid_wald_effective,
+                        batched.iid_wald_effective_kernel, fpc="clusters", paired=False, order=8))  # fmt: skip
+register(IntervalMethod("cr3", "CR3 jackknife (Satterthwaite t)", cr3, cr3_kernel, weights=True, fpc="clusters",
+                        order=5))  # fmt: skip
+register(IntervalMethod("wild_cluster", "wild cluster bootstrap (WCR)", wild_cluster_bootstrap, wild_cluster_kernel,
+                        resampling=True, order=6))  # fmt: skip
+register(IntervalMethod("korn_graubard", "Korn-Graubard", korn_graubard, korn_graubard_kernel, outcomes=BINARY,
+                        weights=True, fpc="clusters", paired=False, order=7))  # fmt: skip
