@@ -181,7 +181,7 @@ SLOW_TESTS: dict[str, str] = {
 }
 
 
-# Not marked, measured 2–7 s each in the fast subset (next candidates if it must shrink): test_report.py (9 tests,
+# Not marked, measured 2–10 s each in the fast subset (next candidates if it must shrink): test_report.py (9 tests,
 # 24 s), test_binary.py::test_golden_bytes_numpy_and_sentence_transformers (10 s, mostly the first torch import),
 # test_registry.py (4 tests, 8 s), test_stats_batched.py bootstrap kernels (7 s), test_cli_known_item.py (6 s).
 
