@@ -26,10 +26,10 @@ from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.io import atomic_write_json
 from harness.levels import parse_level
-from harness.metrics import MetricSpec
+from harness.metrics import METRIC_SETS, MetricSpec
 from harness.stats import cr2, default_method, holm, minimum_detectable_difference, paired, randomization_test
 
-DEFAULT_COMPARE_METRICS = ("mrr", "recall@5", "recall@10", "all_hop@10", "evidence_recall@10", "evidence_recall@20")
+DEFAULT_COMPARE_METRICS = METRIC_SETS["compare"]
 
 
 def pick_pairs(a: RunRecord, b: RunRecord, system_a: str | None, system_b: str | None) -> list[tuple[str, str]]:

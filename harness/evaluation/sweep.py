@@ -257,8 +257,6 @@ def sweep(
     doc_depth, chunk_depth = run.manifest.depths.document, run.manifest.depths.chunk
     depth = doc_depth if level == "document" else chunk_depth
     corpus = run.manifest.corpus
-    ks = (spec.k,) if spec.k is not None and spec.name not in ("ndcg",) else ()
-    ndcg_ks = (spec.k,) if spec.name == "ndcg" else ()
 
     def value(rec, w: float) -> float:
         b, v = lists["bm25"].get(rec.qid, []), lists["vector"].get(rec.qid, [])
@@ -269,8 +267,7 @@ def sweep(
             fused if level == "chunk" else None,
             doc_depth=doc_depth,
             chunk_depth=chunk_depth,
-            ks=ks,
-            ndcg_ks=ndcg_ks,
+            metrics=[spec],
             n_docs_in_corpus=corpus.n_documents,
             n_chunks_in_corpus=corpus.n_chunks,
         )
