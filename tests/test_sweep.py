@@ -216,7 +216,7 @@ def test_refuses_missing_systems_changed_goldset_bad_input(tmp_path):
         sweep(run, GRID, "mrr")
     run = write_run(tmp_path / "b", questions())
     with pytest.raises(HarnessInputError, match="unknown metric"):
-        sweep(run, GRID, "precision@3")
+        sweep(run, GRID, "map@3")
     with pytest.raises(HarnessInputError, match="level"):
         sweep(run, GRID, "mrr", level="passage")
     gold = Path(json.loads((run / "manifest.json").read_text())["goldset"]["path"])

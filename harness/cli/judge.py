@@ -22,7 +22,9 @@ def _metrics(values: list[str] | None, default: str) -> list[str]:
 def compare(
     run_a: Path = typer.Argument(..., help="Baseline run record (RUN)."),
     run_b: Path = typer.Argument(..., help="Candidate run record (RUN); may be the same folder as RUN_A."),
-    metrics: str = typer.Option(",".join(("mrr", "recall@5", "recall@10", "all_hop@10", "evidence_recall@10"))),
+    metrics: str = typer.Option(
+        None, help="Comma-separated metric ids (default: the compare set, harness.metrics.METRIC_SETS['compare'])."
+    ),
     system_a: str = typer.Option(None, "--system-a"),
     system_b: str = typer.Option(None, "--system-b"),
     reps: int = typer.Option(10000, help="Randomisation-test sign flips."),
@@ -33,14 +35,15 @@ def compare(
     as_json: bool = JSON_ALIAS,
 ) -> None:
     """Paired differences B - A with clustered intervals, randomisation tests and win/tie/loss counts."""
-    from harness.evaluation.compare import compare_runs
+    from harness.evaluation.compare import DEFAULT_COMPARE_METRICS, compare_runs
 
     fmt = output_format(fmt, as_json, out=out)
+    ids = DEFAULT_COMPARE_METRICS if metrics is None else tuple(m.strip() for m in metrics.split(",") if m.strip())
     try:
         rep = compare_runs(
             run_a,
             run_b,
-            metrics=tuple(m.strip() for m in metrics.split(",") if m.strip()),
+            metrics=ids,
             system_a=system_a,
             system_b=system_b,
             reps=reps,

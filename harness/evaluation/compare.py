@@ -28,10 +28,11 @@ from harness.evaluation.gate import judge
 from harness.evaluation.pairing import check_split, level_available, paired_values, pick_pairs
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
+from harness.metrics import METRIC_SETS
 from harness.stats import cr2, default_method, holm, paired, randomization_test
 from harness.stats.methods import get as get_method
 
-DEFAULT_COMPARE_METRICS = ("mrr", "recall@5", "recall@10", "all_hop@10", "evidence_recall@10", "evidence_recall@20")
+DEFAULT_COMPARE_METRICS = METRIC_SETS["compare"]
 
 
 def _wtl(diff: np.ndarray, eps: float = 1e-12) -> dict[str, int]:

@@ -30,7 +30,7 @@ from harness.evaluation.runs import (
 from harness.evaluation.trec import read_rankings, trec_qrels_lines, trec_run_lines
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
-from harness.metrics import MetricSpec, aggregate, question_metrics
+from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
 from harness.stats import all_intervals, satterthwaite_df
@@ -43,18 +43,6 @@ NO_EVIDENCE_NOTE = (
     "metrics are undefined"
 )
 """The summary note of a chunk-level metric over questions none of which cites evidence (mean ``None``, not 0)."""
-
-
-def summary_metric_ids(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
-    """The metric ids a run summarises, in display order."""
-    ids = ["mrr"]
-    ids += [f"recall@{k}" for k in ks]
-    ids += [f"all_hop@{k}" for k in ks]
-    ids += [f"hit@{k}" for k in ks]
-    ids += ["ndcg@10"]
-    ids += [f"evidence_recall@{k}" for k in ks]
-    ids += ["evidence_mrr"]
-    return ids
 
 
 @dataclass

@@ -378,8 +378,6 @@ def sweep(
     doc_depth, chunk_depth = run.manifest.depths.document, run.manifest.depths.chunk
     depth = doc_depth if level == "document" else chunk_depth
     corpus = run.manifest.corpus
-    ks = (spec.k,) if spec.k is not None and spec.name not in ("ndcg",) else ()
-    ndcg_ks = (spec.k,) if spec.name == "ndcg" else ()
 
     def score(rec, ranking) -> float:
         qr = question_metrics(
@@ -388,8 +386,7 @@ def sweep(
             ranking if level == "chunk" else None,
             doc_depth=doc_depth,
             chunk_depth=chunk_depth,
-            ks=ks,
-            ndcg_ks=ndcg_ks,
+            metrics=[spec],
             n_docs_in_corpus=corpus.n_documents,
             n_chunks_in_corpus=corpus.n_chunks,
         )

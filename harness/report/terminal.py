@@ -18,10 +18,11 @@ from harness.evaluation.record import MetricSummary
 from harness.evaluation.runs import RunRecord
 from harness.evaluation.sweep import SweepResult
 from harness.goldset.schema import CATEGORIES
+from harness.metrics import METRIC_SETS
 from harness.report.format import MISSING, diff_iv, fmt_iv, legend, mean_iv, num, rich_text, spaced, wtl
 
-MAIN_METRICS = ("mrr", "recall@5", "recall@10", "all_hop@10")
-EVIDENCE_METRICS = ("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@20")
+MAIN_METRICS = METRIC_SETS["terminal"]
+EVIDENCE_METRICS = METRIC_SETS["terminal_evidence"]
 
 
 def fmt_interval(entry: MetricSummary | None, method: str = "cr2") -> str:
