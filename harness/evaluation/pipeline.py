@@ -19,6 +19,7 @@ from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError, StaleGoldsetError
+from harness.evaluation.pairing import check_split
 from harness.evaluation.runs import (
     RUN_SCHEMA_VERSION,
     default_run_id,
@@ -57,6 +58,9 @@ class RunOptions:
             ``{"vector": VectorOptions(binarize="centered")}``; a name's own options override them;
             :mod:`harness.retrieve.registry`). Each system's resolved options are recorded in the manifest's
             ``system_options``.
+        split: ``all`` (default), ``dev`` or ``test``: the questions the tables show. Every question is still
+            scored and recorded (so the record stays comparable); the summary gains the split as a slice and the
+            manifest records ``split`` (:func:`split_slice`).
     """
 
     doc_depth: int = DEFAULT_DOC_DEPTH
@@ -67,6 +71,27 @@ class RunOptions:
     bootstrap_reps: int = 5000
     level: float = 0.95
     system_defaults: Mapping[str, BaseModel] = field(default_factory=dict)
+    split: str = "all"
+
+
+def split_slice(goldset: GoldSet, split: str) -> dict[str, set[str]]:
+    """``{split: question ids}`` of a ``dev`` or ``test`` split (the gold set's ``split`` field); ``{}`` for ``all``.
+
+    Raises:
+        HarnessInputError: an unknown split, or one without questions (naming the gold set's field).
+    """
+    if check_split(split) == "all":
+        return {}
+    qids = {r.qid for r in goldset.records if r.split == split}
+    if not qids:
+        raise HarnessInputError(
+            f"{goldset.records_path}: field split: --split {split}: the gold set has no {split} question"
+        )
+    return {split: qids}
+
+
+def _split_extra(options: RunOptions) -> dict:
+    return {} if options.split == "all" else {"split": options.split}
 
 
 def cr2_df(cluster_labels: Sequence[str]) -> float | None:
@@ -273,6 +298,7 @@ def run(
         raise HarnessInputError(f"{Path(runs_dir) / run_id}: run id exists already; refusing to overwrite")
     t0 = time.perf_counter()
     goldset = load_goldset(goldset_path)
+    split_qids = split_slice(goldset, options.split)
     chunker_id = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
     if chunker_id not in CHUNKERS:
         raise HarnessInputError(
@@ -300,7 +326,7 @@ def run(
             options,
             n_docs=cmanifest.n_documents,
             n_chunks=cmanifest.n_chunks,
-            slices=sysset.slices(goldset),
+            slices={**sysset.slices(goldset), **split_qids},
         )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
         return _write_record(
@@ -320,6 +346,7 @@ def run(
                 "coverage": sysset.coverage_info(goldset),
                 "timings_s": timings,
                 "index_bytes": sysset.index_bytes(),
+                **_split_extra(options),
             },
         )
     finally:
@@ -379,8 +406,9 @@ def evaluate_rankings(
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
     goldset = load_goldset(goldset_path)
+    split_qids = split_slice(goldset, options.split)
     results = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records})
-    rows, summary, clusters_info = score_results(goldset, results, options)
+    rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids)
     man = goldset.manifest
     return _write_record(
         runs_dir,
@@ -398,7 +426,7 @@ def evaluate_rankings(
             "chunker_id": man.chunker_version if man else None,
         },
         system_configs={s: {"system": s, "source": "external rankings"} for s in results},
-        extra={"rankings_file": str(rankings_path)},
+        extra={"rankings_file": str(rankings_path), **_split_extra(options)},
     )
 
 
