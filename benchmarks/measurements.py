@@ -88,7 +88,9 @@ def replace_block(text: str, name: str, body: str) -> str:
 
 def _commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True)
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True
+    )
     return out.stdout.strip() + ("+local changes" if dirty.stdout.strip() else "")
 
 
@@ -109,7 +111,7 @@ def measure(name: str, block: Block) -> str | None:
         raise RuntimeError(f"block {name!r}: `{_shown(block.argv)}` exited {proc.returncode}: {tail[0]}")
     if block.mode == "self":
         return None
-    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     head = f"_Written by `benchmarks/measurements.py {name}` on {when} at commit `{_commit()}`: `{_shown(block.argv)}`_"
     out = proc.stdout.rstrip()
     body = out if block.mode == "markdown" else f"```text\n{out}\n```"

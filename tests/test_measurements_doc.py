@@ -36,7 +36,12 @@ def test_replace_block_round_trip():
 
 @pytest.mark.parametrize(
     "text",
-    ["<!-- BEGIN a -->\nx\n", "x\n<!-- END a -->", "<!-- END a -->\n<!-- BEGIN a -->", "<!-- BEGIN a --><!-- BEGIN a --><!-- END a -->"],
+    [
+        "<!-- BEGIN a -->\nx\n",
+        "x\n<!-- END a -->",
+        "<!-- END a -->\n<!-- BEGIN a -->",
+        "<!-- BEGIN a --><!-- BEGIN a --><!-- END a -->",
+    ],
 )
 def test_unbalanced_markers_are_refused(text):
     with pytest.raises(ValueError, match="block 'a'"):
