@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from harness.errors import HarnessInputError
 from harness.evaluation.pipeline import RunOptions, score_results
-from harness.evaluation.runs import RUN_SCHEMA_VERSION, write_run_record
+from harness.evaluation.runs import RUN_SCHEMA_VERSION, record_hashes, write_run_record
 from harness.evaluation.sweep import SweepResult, choose_weight, parse_weight_grid, sweep
 from harness.goldset.io import load_goldset
 from harness.retrieve.base import QueryResult
@@ -231,6 +231,9 @@ def test_missing_rankings_score_zero(tmp_path):
     lines = [json.loads(x) for x in (run / "per_question.jsonl").read_text().splitlines()]
     kept = [r for r in lines if r["qid"] != "T2"]
     (run / "per_question.jsonl").write_text("\n".join(json.dumps(r) for r in kept) + "\n", encoding="utf-8")
+    man = json.loads((run / "manifest.json").read_text())  # a deliberate edit: record its hash (else refused)
+    man["content_sha256"] = record_hashes(run)
+    (run / "manifest.json").write_text(json.dumps(man), encoding="utf-8")
     res = sweep(run, GRID, "mrr")
     assert res.missing == {"dev": 0, "test": 1} and res.n_test == 3
     assert res.test_per_question["T2"] == 0.0 and res.test_mean == pytest.approx(0.5)

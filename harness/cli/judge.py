@@ -9,6 +9,10 @@ import typer
 from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format
 from harness.errors import HarnessError
 
+ALLOW_UNHASHED = typer.Option(
+    False, "--allow-unhashed", help="Accept, unverified, a run record written before records were hashed."
+)
+
 
 def _parse_guards(guards: list[str]) -> dict[str, float]:
     out = {}
@@ -30,15 +34,19 @@ def compare(
     system_b: str = typer.Option(None, "--system-b"),
     reps: int = typer.Option(10000, help="Randomisation-test sign flips."),
     seed: int = typer.Option(0),
+    allow_unhashed: bool = ALLOW_UNHASHED,
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
 ) -> None:
     """Paired differences B - A with clustered intervals, randomisation tests and win/tie/loss counts."""
     from harness.evaluation.compare import compare_runs
+    from harness.evaluation.runs import check_hashed
 
     fmt = output_format(fmt, as_json, out=out)
     try:
+        for field, path in (("RUN_A", run_a), ("RUN_B", run_b)):
+            check_hashed(path, allow_unhashed=allow_unhashed, field=field)
         rep = compare_runs(
             run_a,
             run_b,
@@ -64,14 +72,18 @@ def gate(
     system_candidate: str = typer.Option(None, "--system-candidate"),
     guard: list[str] = typer.Option(None, "--guard", help="Per-category guard CATEGORY:MARGIN (repeatable)."),
     verdict: Path = typer.Option(Path("gate-verdict.json"), "--verdict", help="Where the JSON verdict goes."),
+    allow_unhashed: bool = ALLOW_UNHASHED,
     fmt: str = FORMAT,
     out: str = OUT,
 ) -> None:
     """Non-inferiority gate: exit 0 pass, 1 fail, 2 unusable or incomparable input."""
     from harness.evaluation.compare import gate as do_gate
+    from harness.evaluation.runs import check_hashed
 
     fmt = output_format(fmt, out=out)
     try:
+        for field, path in (("--baseline", baseline), ("--candidate", candidate)):
+            check_hashed(path, allow_unhashed=allow_unhashed, field=field)
         v = do_gate(
             baseline,
             candidate,
