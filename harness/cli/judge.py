@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from harness.cli._checks import at_least, number
 from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format
 from harness.errors import HarnessError
 
@@ -30,8 +31,8 @@ def compare(
     ),
     system_a: str = typer.Option(None, "--system-a"),
     system_b: str = typer.Option(None, "--system-b"),
-    reps: int = typer.Option(10000, help="Randomisation-test sign flips."),
-    seed: int = typer.Option(0),
+    reps: int = typer.Option(10000, help="Randomisation-test sign flips.", callback=at_least(1)),
+    seed: int = typer.Option(0, callback=at_least(0)),
     split: str = SPLIT,
     allow_unhashed: bool = ALLOW_UNHASHED,
     fmt: str = FORMAT,
@@ -126,10 +127,10 @@ def gate(
 def power(
     run: Path = typer.Option(..., "--run", help="Run record."),
     metric: str = typer.Option("mrr"),
-    delta: float = typer.Option(0.02, help="Difference to detect."),
+    delta: float = typer.Option(0.02, help="Difference to detect (> 0).", callback=number(0, open_lower=True)),
     system: str = typer.Option(None),
-    alpha: float = typer.Option(0.05),
-    target_power: float = typer.Option(0.8, "--power"),
+    alpha: float = typer.Option(0.05, callback=number(0, 0.5, open_lower=True, open_upper=True)),
+    target_power: float = typer.Option(0.8, "--power", callback=number(0, 1, open_lower=True, open_upper=True)),
     baseline: Path = typer.Option(None, "--baseline", help="Plan for the paired difference RUN - BASELINE."),
     system_baseline: str = typer.Option(
         None, "--system-baseline", help="Baseline system (when BASELINE holds several)."
