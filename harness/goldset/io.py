@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import ValidationError
@@ -22,7 +22,7 @@ from harness.errors import HarnessInputError
 from harness.goldset.schema import GoldManifest, GoldRecord
 from harness.io import read_json, read_jsonl, sha256_file
 
-__all__ = ["GoldSet", "load_goldset", "find_manifest", "parse_records", "format_validation_error"]
+__all__ = ["GoldSet", "load_goldset", "find_manifest", "parse_records", "format_validation_error", "records_file_in"]
 
 
 @dataclass
@@ -154,12 +154,46 @@ def find_manifest(folder: Path) -> Path:
     return metas[0]
 
 
+def records_file_in(folder: Path, records_name: Any, default: str, *, where: Path) -> Path:
+    """The records file a manifest names (``records_file``, else ``default``), which must be a file inside the
+    dataset folder.
+
+    ``records_file`` is a relative path without ``..`` parts; after symbolic links are resolved it still lies inside
+    ``folder`` (so a manifest cannot make harness read, hash or copy a file from elsewhere: ``../../x.jsonl``,
+    ``/etc/passwd`` and a link to one are refused alike).
+
+    Raises:
+        HarnessInputError: ``<manifest>: field records_file: ...`` (not a non-empty string, absolute, escaping the
+            folder, not found).
+    """
+    if records_name is None:
+        records_name = default
+    if not isinstance(records_name, str) or not records_name.strip():
+        raise HarnessInputError(f"{where}: field records_file: expected a non-empty string, got {_got(records_name)}")
+    pure = PurePosixPath(records_name)
+    if pure.is_absolute() or Path(records_name).is_absolute() or ".." in pure.parts or "\\" in records_name:
+        raise HarnessInputError(
+            f"{where}: field records_file: {records_name!r} is not a path inside the dataset folder {folder} "
+            "(absolute paths and '..' are refused)"
+        )
+    records_path = folder / records_name
+    if not records_path.resolve().is_relative_to(folder.resolve()):
+        raise HarnessInputError(
+            f"{where}: field records_file: {records_name!r} leads outside the dataset folder {folder} "
+            f"(a symbolic link to {records_path.resolve()}); refusing to read it"
+        )
+    if not records_path.is_file():
+        raise HarnessInputError(f"{where}: field records_file: {records_name} not found in {folder}")
+    return records_path
+
+
 def load_goldset(path: str | Path) -> GoldSet:
     """Load a gold set from a dataset folder or a JSONL file.
 
     Args:
         path: a folder holding ``<stem>.meta.json`` and ``<stem>.jsonl`` (or the file named by the manifest's
-            ``records_file``), or a JSONL file (a manifest beside it with the same stem is used if present).
+            ``records_file``, a path inside the folder: :func:`records_file_in`), or a JSONL file (a manifest beside
+            it with the same stem is used if present).
 
     Returns:
         The :class:`GoldSet`; records are validated against :class:`GoldRecord`, the manifest against
@@ -167,7 +201,8 @@ def load_goldset(path: str | Path) -> GoldSet:
 
     Raises:
         HarnessInputError: missing folder or file, malformed JSON (``file:line``), a record that does not fit the
-            schema (``file:line: record id: field ...``), a manifest that does not fit.
+            schema (``file:line: record id: field ...``; an empty ``gold_documents`` list among them), a manifest
+            that does not fit, a ``records_file`` outside the folder.
     """
     path = Path(path)
     manifest_path: Path | None
@@ -176,9 +211,7 @@ def load_goldset(path: str | Path) -> GoldSet:
         raw = read_json(manifest_path)
         stem = manifest_path.name[: -len(".meta.json")]
         records_name = raw.get("records_file") if isinstance(raw, dict) else None
-        records_path = path / (records_name or f"{stem}.jsonl")
-        if not records_path.exists():
-            raise HarnessInputError(f"{manifest_path}: field records_file: {records_path.name} not found")
+        records_path = records_file_in(path, records_name, f"{stem}.jsonl", where=manifest_path)
     elif path.is_file():
         records_path = path
         cand = path.with_name(path.name[: -len(".jsonl")] + ".meta.json") if path.name.endswith(".jsonl") else None

@@ -130,7 +130,8 @@ class GoldDocument(_Model):
 
 
 class GoldRecord(_Model):
-    """One question. Required by the schema: ``id``, ``category``, ``question``, ``gold_documents``.
+    """One question. Required by the schema: ``id``, ``category``, ``question``, ``gold_documents`` (at least one:
+    a question without a gold document cannot be scored, so an empty list is refused when the set is loaded).
 
     Attributes follow the published eval v4 file; ``split`` (``dev``/``test``) is an extension. ``category`` is
     any non-empty string (the contract lists the allowed ones, V012); ``answerability`` absent means answerable;
@@ -146,7 +147,7 @@ class GoldRecord(_Model):
     answerability: Literal["answerable", "false_premise"] | None = None
     reference_answer: str | None = None
     required_hops: StrictInt | None = Field(default=None, ge=1)
-    gold_documents: list[GoldDocument]
+    gold_documents: list[GoldDocument] = Field(min_length=1)
     unanswerable_reason: str | None = None
     split: Literal["dev", "test"] | None = None
 
