@@ -19,6 +19,7 @@ from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
+from harness.evaluation.pairing import check_split
 from harness.evaluation.runs import (
     RUN_SCHEMA_VERSION,
     default_run_id,
@@ -59,6 +60,9 @@ class RunOptions:
             ``{"vector": VectorOptions(binarize="centered")}``; a name's own options override them;
             :mod:`harness.retrieve.registry`). Each system's resolved options are recorded in the manifest's
             ``system_options``.
+        split: ``all`` (default), ``dev`` or ``test``: the questions the tables show. Every question is still
+            scored and recorded (so the record stays comparable); the summary gains the split as a slice and the
+            manifest records ``split`` (:func:`split_slice`).
     """
 
     doc_depth: int = DEFAULT_DOC_DEPTH
@@ -69,6 +73,27 @@ class RunOptions:
     bootstrap_reps: int = 5000
     level: float = 0.95
     system_defaults: Mapping[str, BaseModel] = field(default_factory=dict)
+    split: str = "all"
+
+
+def split_slice(goldset: GoldSet, split: str) -> dict[str, set[str]]:
+    """``{split: question ids}`` of a ``dev`` or ``test`` split (the gold set's ``split`` field); ``{}`` for ``all``.
+
+    Raises:
+        HarnessInputError: an unknown split, or one without questions (naming the gold set's field).
+    """
+    if check_split(split) == "all":
+        return {}
+    qids = {r.qid for r in goldset.records if r.split == split}
+    if not qids:
+        raise HarnessInputError(
+            f"{goldset.records_path}: field split: --split {split}: the gold set has no {split} question"
+        )
+    return {split: qids}
+
+
+def _split_extra(options: RunOptions) -> dict:
+    return {} if options.split == "all" else {"split": options.split}
 
 
 def cr2_df(cluster_labels: Sequence[str]) -> float | None:
@@ -247,6 +272,7 @@ def run(
         raise HarnessInputError(f"{Path(runs_dir) / run_id}: run id exists already; refusing to overwrite")
     t0 = time.perf_counter()
     goldset = load_goldset(goldset_path)
+    split_qids = split_slice(goldset, options.split)
     chunker_id = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
     if chunker_id not in CHUNKERS:
         raise HarnessInputError(
@@ -274,7 +300,7 @@ def run(
             options,
             n_docs=cmanifest.n_documents,
             n_chunks=cmanifest.n_chunks,
-            slices=sysset.slices(goldset),
+            slices={**sysset.slices(goldset), **split_qids},
         )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
         return _write_record(
@@ -294,6 +320,7 @@ def run(
                 "coverage": sysset.coverage_info(goldset),
                 "timings_s": timings,
                 "index_bytes": sysset.index_bytes(),
+                **_split_extra(options),
             },
         )
     finally:
@@ -363,6 +390,7 @@ def evaluate_rankings(
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
     goldset = load_goldset(goldset_path)
+    split_qids = split_slice(goldset, options.split)
     if corpus_dir is None:
         note = check_before_scoring(goldset).skipped_note()
         if note and log is not None:
@@ -373,7 +401,7 @@ def evaluate_rankings(
         with scoring_view(corpus_dir, chunker_id, workdir, where=where) as view:
             check_before_scoring(goldset, view)
     results = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records})
-    rows, summary, clusters_info = score_results(goldset, results, options)
+    rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids)
     man = goldset.manifest
     return _write_record(
         runs_dir,
@@ -391,7 +419,7 @@ def evaluate_rankings(
             "chunker_id": man.chunker_version if man else None,
         },
         system_configs={s: {"system": s, "source": "external rankings"} for s in results},
-        extra={"rankings_file": str(rankings_path)},
+        extra={"rankings_file": str(rankings_path), **_split_extra(options)},
     )
 
 
