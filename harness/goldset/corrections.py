@@ -223,13 +223,14 @@ def read_correction_file(
 
     Args:
         path: the JSONL file.
-        author, description: for a file whose header does not give them (``--author``, ``--description``).
+        author, description: defaults for a file whose header does not give them (``--author``,
+            ``--description``); a header's own value wins, so one command can apply a contribution without a
+            header and a maintainer file with one.
 
     Raises:
         HarnessInputError: missing or malformed file, a file without corrections, a header that is not the first
-            line or holds other keys, an ``author``/``description`` given both in the header and here with another
-            value, a line without a string/integer ``id``, a patch line with keys other than ``id``, ``patch``,
-            ``rationale``, operations that are not valid RFC 6902, a misplaced rationale.
+            line or holds other keys, a line without a string/integer ``id``, a patch line with keys other than
+            ``id``, ``patch``, ``rationale``, operations that are not valid RFC 6902, a misplaced rationale.
     """
     path = Path(path)
     rows = read_jsonl(path)
@@ -261,11 +262,6 @@ def read_correction_file(
             out.append(CorrectionEntry(line, rid, "replace", record=record, rationale=why))
     if not out:
         raise HarnessInputError(f"{path}: no corrections in the file")
-    for key, given in (("author", author), ("description", description)):
-        if given is not None and key in meta and meta[key] != given:
-            raise HarnessInputError(
-                f"--{key}: {path} names its {key} in its header ({meta[key]!r}); leave --{key} out for it"
-            )
     return CorrectionFile(
         path=path,
         sha256=sha256_file(path),
