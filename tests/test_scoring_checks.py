@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.errors import HarnessInputError
 from harness.evaluation.pipeline import evaluate_rankings, run
+from harness.goldset.corrections import correct_goldset
 from harness.goldset.io import load_goldset
 from harness.io import sha256_file
 from harness.validate.scoring import check_before_scoring
@@ -154,6 +155,10 @@ def test_empty_gold_list_and_coerced_types_are_refused_at_load(fx):
     ds = fx.build(lambda rs: rs[0].update(gold_documents=[]))
     with pytest.raises(HarnessInputError, match="record SP-001: field gold_documents"):
         load_goldset(ds)
+    corr = ds.parent / "empty.jsonl"
+    corr.write_text(json.dumps({"id": "MO-001", "patch": [{"op": "replace", "path": "/gold_documents", "value": []}]}))
+    with pytest.raises(HarnessInputError, match="empty.jsonl:1: record MO-001: field gold_documents: empty"):
+        correct_goldset(fx.build(), corr)
     ds = fx.build(lambda rs: rs[0].update(required_hops="1"))
     with pytest.raises(HarnessInputError, match="record SP-001: field required_hops"):
         load_goldset(ds)

@@ -47,7 +47,7 @@ from pydantic import ValidationError
 
 from harness.errors import HarnessInputError
 from harness.goldset.diff import FieldChange, diff_values
-from harness.goldset.io import GoldSet, format_validation_error, load_goldset
+from harness.goldset.io import GoldSet, format_validation_error, load_goldset, require_gold_documents
 from harness.goldset.schema import GoldManifest, GoldRecord
 from harness.io import read_json, read_jsonl, sha256_bytes, sha256_file
 
@@ -360,6 +360,7 @@ def correct_goldset(
                 models[k] = GoldRecord.model_validate(new)
             except ValidationError as exc:
                 raise HarnessInputError(f"{cpath}:{e.line}: record {e.id}: {format_validation_error(exc)}") from None
+            require_gold_documents(models[k], f"{cpath}:{e.line}")
             current[k] = new
             touched.setdefault(k, []).append(
                 {"file": cpath.name, "line": e.line, "author": cf.author, "rationale": e.rationale}

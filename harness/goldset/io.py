@@ -22,7 +22,15 @@ from harness.errors import HarnessInputError
 from harness.goldset.schema import GoldManifest, GoldRecord
 from harness.io import read_json, read_jsonl, sha256_file
 
-__all__ = ["GoldSet", "load_goldset", "find_manifest", "parse_records", "format_validation_error", "records_file_in"]
+__all__ = [
+    "GoldSet",
+    "load_goldset",
+    "find_manifest",
+    "parse_records",
+    "format_validation_error",
+    "records_file_in",
+    "require_gold_documents",
+]
 
 
 @dataclass
@@ -121,11 +129,25 @@ def format_validation_error(exc: ValidationError) -> str:
     return f"field {loc}: {text}{more}"
 
 
+def require_gold_documents(rec: GoldRecord, where: str) -> None:
+    """Refuse a record with an empty ``gold_documents`` list (it would run and score 0 on every metric).
+
+    Raises:
+        HarnessInputError: ``<where>: record <id>: field gold_documents: ...``.
+    """
+    if not rec.gold_documents:
+        raise HarnessInputError(
+            f"{where}: record {rec.qid}: field gold_documents: empty; a question needs at least one gold document "
+            "to be scored"
+        )
+
+
 def parse_records(rows: list[tuple[int, dict]], path: Path) -> tuple[list[GoldRecord], dict[str, int]]:
     """Validate raw JSONL rows into records.
 
     Raises:
-        HarnessInputError: ``<file>:<line>: record <id>: field <path>: <message>``.
+        HarnessInputError: ``<file>:<line>: record <id>: field <path>: <message>`` (an empty ``gold_documents``
+            list included: :func:`require_gold_documents`).
     """
     records: list[GoldRecord] = []
     line_of: dict[str, int] = {}
@@ -135,6 +157,7 @@ def parse_records(rows: list[tuple[int, dict]], path: Path) -> tuple[list[GoldRe
         except ValidationError as exc:
             rid = obj.get("id", "?")
             raise HarnessInputError(f"{path}:{line}: record {rid}: {format_validation_error(exc)}") from None
+        require_gold_documents(rec, f"{path}:{line}")
         records.append(rec)
         line_of.setdefault(rec.qid, line)
     return records, line_of

@@ -130,8 +130,9 @@ class GoldDocument(_Model):
 
 
 class GoldRecord(_Model):
-    """One question. Required by the schema: ``id``, ``category``, ``question``, ``gold_documents`` (at least one:
-    a question without a gold document cannot be scored, so an empty list is refused when the set is loaded).
+    """One question. Required by the schema: ``id``, ``category``, ``question``, ``gold_documents`` (at least one
+    when a gold set is loaded or corrected, :func:`harness.goldset.io.require_gold_documents`: a question without a
+    gold document cannot be scored; the model itself accepts an empty list, so metrics stay defined for it).
 
     Attributes follow the published eval v4 file; ``split`` (``dev``/``test``) is an extension. ``category`` is
     any non-empty string (the contract lists the allowed ones, V012); ``answerability`` absent means answerable;
@@ -147,7 +148,7 @@ class GoldRecord(_Model):
     answerability: Literal["answerable", "false_premise"] | None = None
     reference_answer: str | None = None
     required_hops: StrictInt | None = Field(default=None, ge=1)
-    gold_documents: list[GoldDocument] = Field(min_length=1)
+    gold_documents: list[GoldDocument]
     unanswerable_reason: str | None = None
     split: Literal["dev", "test"] | None = None
 
