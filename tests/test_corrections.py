@@ -89,7 +89,7 @@ def test_patch_that_fixes_one_record_but_breaks_the_per_category_count(fx, tmp_p
         {
             "id": "SP-001",
             "new_id": "LI-002",
-            "lines": [1],
+            "sources": [{"file": "fix.jsonl", "line": 1, "author": None, "rationale": None}],
             "changes": [
                 {"path": "/id", "op": "changed", "old": "SP-001", "new": "LI-002"},
                 {"path": "/category", "op": "changed", "old": "single_passage", "new": "list_enumeration"},
@@ -103,8 +103,8 @@ def test_patch_that_fixes_one_record_but_breaks_the_per_category_count(fx, tmp_p
     console = Console(record=True, width=200)
     render(r, console)
     text = console.export_text()
-    assert "record SP-001 -> LI-002 (correction line(s) 1)" in text
-    assert "/category: single_passage -> list_enumeration" in text
+    assert "record SP-001 -> LI-002: 3 change(s)" in text and "from fix.jsonl line 1: no rationale given" in text
+    assert '/category: "single_passage" -> "list_enumeration"' in text
     assert "V011 dataset: pass -> fail" in text and "INVALID" in text
     # apply refuses to write it
     out = tmp_path / "new"
@@ -137,7 +137,7 @@ def test_patches_apply_in_file_order_and_target_the_current_id(fx, tmp_path):
         ],
     )
     cs = correct_goldset(ds, corr, today=TODAY)
-    assert [(d.id, d.lines, [c.path for c in d.changes]) for d in cs.diffs] == [
+    assert [(d.id, tuple(s["line"] for s in d.sources), [c.path for c in d.changes]) for d in cs.diffs] == [
         ("SP-001", (1, 2), [QUOTE_PATH, "/split"]),
         ("MO-001", (3,), ["/persona"]),
     ]
@@ -158,7 +158,10 @@ def test_patches_apply_in_file_order_and_target_the_current_id(fx, tmp_path):
             "field patch[1]: not a valid RFC 6902 operation",
         ),
         ({"id": "SP-001", "patch": {"op": "remove", "path": "/id"}}, "field patch: must be a list"),
-        ({"id": "SP-001", "patch": [], "note": "x"}, "field note: a patch line holds only 'id' and 'patch'"),
+        (
+            {"id": "SP-001", "patch": [], "note": "x"},
+            "field note: a patch line holds only 'id', 'patch' and 'rationale'",
+        ),
         ({"patch": []}, "field id: missing"),
         ({"id": "SP-001", "patch": [{"op": "remove", "path": "/nope"}]}, "field patch[0]: cannot apply remove '/nope'"),
         (
@@ -185,7 +188,7 @@ def test_unusable_correction_is_exit_2_naming_file_line_and_field(fx, tmp_path, 
     assert msg.startswith(f"{corr}:1: ") and needle in msg, msg
     out = tmp_path / "out"
     with pytest.raises(HarnessInputError):
-        apply_correction(ds, corr, out, contract=fx.contract)
+        apply_correction(ds, corr, out, structural_only=True, contract=fx.contract)
     assert not out.exists() and tree(ds) == before
 
 
@@ -214,7 +217,8 @@ def test_apply_writes_a_new_minor_version_only_when_valid(fx, tmp_path):
     assert res.version == "1.1.0" and res.records_changed == ["SP-001"]
     assert tree(ds) == before  # input untouched
     assert sorted(tree(out)) == ["README.md", "tiny.jsonl", "tiny.meta.json"]
-    assert (out / "README.md").read_text() == "how it was built\n"
+    readme = (out / "README.md").read_text()
+    assert readme.startswith("how it was built\n\n## Statistics (generated)\n") and "Tiny Eval 1.1.0" in readme
     # untouched records keep their bytes; the corrected one changed only in its quote
     old_lines = (ds / "tiny.jsonl").read_text().splitlines()
     new_lines = (out / "tiny.jsonl").read_text().splitlines()
@@ -226,7 +230,15 @@ def test_apply_writes_a_new_minor_version_only_when_valid(fx, tmp_path):
     (entry,) = man["changelog"]
     assert entry["version"] == "1.1.0" and entry["previous_version"] == "1.0.0" and entry["date"] == "2026-12-01"
     assert entry["records_changed"] == ["SP-001"] and entry["fields_changed"] == {"SP-001": [QUOTE_PATH]}
-    assert entry["correction_file"] == "fix.jsonl" and entry["correction_sha256"] == sha256_file(corr)
+    assert entry["corrections"] == [
+        {
+            "file": "fix.jsonl",
+            "sha256": sha256_file(corr),
+            "author": None,
+            "description": None,
+            "lines": [{"line": 1, "id": "SP-001", "rationale": None}],
+        }
+    ]
     assert entry["previous_records_sha256"] == sha256_file(ds / "tiny.jsonl")
     assert entry["validation"]["corpus_rules"] == "checked"
     # the new version loads and validates, by the same contract (same major), records_sha256 included (V015)
@@ -238,10 +250,11 @@ def test_apply_writes_a_new_minor_version_only_when_valid(fx, tmp_path):
         tmp_path / "fix2.jsonl",
         [{"id": "MO-001", "patch": [{"op": "replace", "path": "/difficulty", "value": "hard"}]}],
     )
-    res2 = apply_correction(out, corr2, tmp_path / "v1.2", contract=fx.validators, today=TODAY)
+    res2 = apply_correction(out, corr2, tmp_path / "v1.2", structural_only=True, contract=fx.validators, today=TODAY)
     man2 = json.loads((tmp_path / "v1.2" / "tiny.meta.json").read_text())
     assert res2.version == "1.2.0" and [e["version"] for e in man2["changelog"]] == ["1.1.0", "1.2.0"]
-    assert man2["changelog"][-1]["validation"]["corpus_rules"] == "not checked: corpus unavailable"
+    assert man2["changelog"][-1]["validation"]["corpus_rules"] == "not checked: --structural-only (no corpus)"
+    assert man2["changelog"][-1]["validation"]["structural_only"] is True
 
 
 def test_apply_refuses_existing_or_nested_output_and_no_op_corrections(fx, tmp_path):
@@ -251,12 +264,12 @@ def test_apply_refuses_existing_or_nested_output_and_no_op_corrections(fx, tmp_p
     )
     (tmp_path / "exists").mkdir()
     with pytest.raises(HarnessInputError, match="already exists"):
-        apply_correction(ds, corr, tmp_path / "exists", contract=fx.contract)
+        apply_correction(ds, corr, tmp_path / "exists", structural_only=True, contract=fx.contract)
     with pytest.raises(HarnessInputError, match="must not be inside the input dataset"):
-        apply_correction(ds, corr, ds / "v2", contract=fx.contract)
+        apply_correction(ds, corr, ds / "v2", structural_only=True, contract=fx.contract)
     noop = write_correction(tmp_path / "noop.jsonl", [base_records()[5]])
     with pytest.raises(HarnessInputError, match="changes no record"):
-        apply_correction(ds, noop, tmp_path / "new", contract=fx.contract)
+        apply_correction(ds, noop, tmp_path / "new", structural_only=True, contract=fx.contract)
     assert not (tmp_path / "new").exists()
 
 
@@ -268,7 +281,7 @@ def test_apply_keeps_the_compact_style_of_the_records_file(fx, tmp_path):
     corr = write_correction(
         tmp_path / "c.jsonl", [{"id": "TE-001", "patch": [{"op": "replace", "path": "/difficulty", "value": "hard"}]}]
     )
-    apply_correction(ds, corr, tmp_path / "new", contract=fx.contract, today=TODAY)
+    apply_correction(ds, corr, tmp_path / "new", structural_only=True, contract=fx.contract, today=TODAY)
     line = (tmp_path / "new" / "tiny.jsonl").read_text().splitlines()[2]
     assert line == json.dumps(rows[2] | {"difficulty": "hard"}, ensure_ascii=False, separators=(",", ":"))
 
@@ -303,7 +316,7 @@ def test_diff_is_empty_exactly_for_equal_values_and_names_resolvable_paths(a, b)
     assert (changes == []) == same
     for c in changes:
         if c.op == "changed" and c.path:
-            assert jsonpatch.JsonPointer(c.path).resolve(a) == c.old
+            assert jsonpatch.JsonPointer(c.old_path or c.path).resolve(a) == c.old
             assert jsonpatch.JsonPointer(c.path).resolve(b) == c.new
         elif c.op == "added":
             assert jsonpatch.JsonPointer(c.path).resolve(b) == c.new
@@ -321,5 +334,5 @@ def test_real_style_patch_on_the_published_file_is_checked_by_the_v4_contract(tm
     r = validate(published, correction=corr)
     assert r.dataset["version"] == "4.1.0-pilot" and Path(r.contract).name == "dof-rag-evidence-evaluation-v4.toml"
     assert set(fails(r)) == {("MD-001", "V030")}
-    res = apply_correction(published, corr, tmp_path / "v4.1")
+    res = apply_correction(published, corr, tmp_path / "v4.1", structural_only=True)
     assert not res.written and not (tmp_path / "v4.1").exists()

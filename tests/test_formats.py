@@ -163,7 +163,7 @@ def test_validate_exit_code_is_kept_in_every_format():
         r = invoke("validate", REAL_GOLDSET, "--format", fmt)
         assert r.exit_code == 0, r.output
         if fmt == "markdown":
-            assert "**VALID** (corpus rules not checked)" in r.stdout
+            assert "**VALID** (corpus rules NOT checked)" in r.stdout
     env = json.loads(invoke("validate", REAL_GOLDSET, "--format", "json").stdout)
     assert env["kind"] == "validation" and env["data"]["exit_code"] == 0 and "path" not in env
 

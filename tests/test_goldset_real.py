@@ -41,7 +41,7 @@ def setup():
 def test_loads_with_manifest():
     gs = load_goldset(REAL_GOLDSET)
     m = gs.manifest
-    assert (m.name, m.version, m.chunker_version, m.schema_version) == ("mx-leyes-dof-eval", "1.0.0", "md-words-v1", 1)
+    assert (m.name, m.version, m.chunker_version, m.schema_version) == ("mx-leyes-dof-eval", "1.1.0", "md-words-v1", 1)
     assert m.corpus_version == "mx-leyes-dof@10be5dc6cb84" and m.corpus_hash.startswith("10be5dc6cb84")
     assert m.records_sha256 == gs.sha256
     assert len(gs.records) == 42 and m.total_questions == 42 and m.corpus_documents == 507

@@ -354,7 +354,7 @@ def test_rules_the_contract_does_not_ask_for_are_not_applicable_never_passed(fx)
         assert by[code].status == "not_applicable" and by[code].checks == 0
         assert by[code].findings[0].where == where
     summary = r.rule_summary()
-    assert set(summary["V030"]) == {"pass", "fail", "not_checked", "not_applicable"}
+    assert set(summary["V030"]) == {"pass", "fail", "warn", "not_checked", "not_applicable"}
     n_md = sum(1 for x in r.records if x.category == "multi_document")
     assert summary["V030"]["pass"] == n_md > 0
     assert summary["V030"]["not_applicable"] == len(r.records) - n_md > 0
@@ -876,7 +876,8 @@ def test_rich_rendering(fx):
     console = Console(record=True, width=200)
     render(fx.run(corpus=False), console)
     text = console.export_text()
-    assert "VALID (corpus rules not checked): exit 0" in text and "not checked: corpus unavailable" in text
+    assert "VALID (corpus rules NOT checked): exit 0" in text and "not checked: corpus unavailable" in text
+    assert "warning: V001, V002, V003, V004, V005 corpus rules not checked (no --corpus)" in text
 
 
 # ----------------------------------------------------------------------------------------------- contracts
@@ -998,13 +999,14 @@ def test_rule_registry_codes_names_scopes_in_code_order():
         ("V031", "false-premise", "record", False),
         ("V032", "as-of-date", "record", False),
         ("V033", "evidence-present", "record", False),
+        ("V034", "answer-figures-quoted", "record", False),
     ]
     assert RULE_INFO[0].description == "each quote is one contiguous span of its cited chunk (normalised)"
     modules = {code: fn.__module__.rsplit(".", 1)[1] for code, (_, fn) in RULES.items()}
     assert {m: sorted(c for c, mm in modules.items() if mm == m) for m in set(modules.values())} == {
         "corpus": ["V001", "V002", "V003", "V004", "V005"],
         "contract": ["V010", "V011", "V012", "V013", "V014", "V015", "V016", "V017"],
-        "records": ["V020", "V021", "V030", "V031", "V032", "V033"],
+        "records": ["V020", "V021", "V030", "V031", "V032", "V033", "V034"],
     }
     table = rules_table()
     assert all(f"{i.code}  {i.name}" in table for i in RULE_INFO) and table in (rules_pkg.__doc__ or "")

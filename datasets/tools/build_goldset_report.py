@@ -215,7 +215,7 @@ def check(records: list[dict], meta: dict[str, dict], chunks: Chunks) -> list[st
                     errs.append(f"{q}: {e['chunk_id']}: quote not in chunk: {e['quote'][:70]!r}")
                 else:
                     paths.append(list(ch[i].heading_path))
-            if paths and (not g.get("heading_path") or g["heading_path"] != common_path(paths)):
+            if paths and (g.get("heading_path") is None or g["heading_path"] != common_path(paths)):
                 errs.append(f"{q}: {d}: heading_path is not the (common) heading path of the cited chunks")
     split_of = {r["id"]: r.get("split") for r in records}
     for comp in clusters_of(records):

@@ -22,6 +22,35 @@ from harness.cli._common import (
 )
 from harness.errors import HarnessError, HarnessInputError
 
+CORRECTION = typer.Option(
+    None,
+    "--correction",
+    help="JSONL correction (full records or RFC 6902 patches); repeat it to apply several files, in order, as one "
+    "new version.",
+)
+AUTHOR = typer.Option(
+    None, "--author", help="Author of the correction files whose header names none (recorded in the change log)."
+)
+DESCRIPTION = typer.Option(
+    None, "--description", help="Description of the correction files whose header gives none (change log)."
+)
+IMPACT = typer.Option(
+    None,
+    "--impact",
+    help="Run record to re-score against the old and the corrected set (paired differences per metric); repeatable.",
+)
+
+
+def _correction_files(paths: list[Path] | None, author: str | None, description: str | None):
+    """The parsed correction files, with ``--author``/``--description`` for those whose header gives none."""
+    from harness.goldset.corrections import read_correction_file
+
+    if not paths:
+        if author is not None or description is not None:
+            raise HarnessInputError("--author/--description: they describe a --correction; none given")
+        return None
+    return [read_correction_file(p, author=author, description=description) for p in paths]
+
 
 @app.command()
 def validate(
@@ -29,7 +58,10 @@ def validate(
     corpus: Path = typer.Option(
         None, "--corpus", help="Corpus folder: re-chunk it and check quotes, chunks, documents."
     ),
-    correction: Path = typer.Option(None, "--correction", help="JSONL correction (full records or RFC 6902 patches)."),
+    correction: list[Path] = CORRECTION,
+    author: str = AUTHOR,
+    description: str = DESCRIPTION,
+    impact: list[Path] = IMPACT,
     contract: Path = typer.Option(
         None, "--contract", help="Contract file or folder (default: validators/<slug>-v<major>.toml)."
     ),
@@ -37,14 +69,22 @@ def validate(
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
 ) -> None:
-    """Validate a gold set: exit 0 valid, 1 invalid records, 2 unusable input. Never modifies input."""
+    """Validate a gold set: exit 0 valid, 1 invalid records, 2 unusable input. Never modifies input.
+
+    Without --corpus the corpus rules (V001-V005) are not checked, and every format says so (a warning line on
+    stderr too). Warnings (V034) never change the exit code.
+    """
     from harness.validate import validate as do_validate
 
     fmt = output_format(fmt, as_json, out=out)
     try:
-        report = do_validate(dataset, corpus_dir=corpus, correction=correction, contract=contract)
+        files = _correction_files(correction, author, description)
+        report = do_validate(dataset, corpus_dir=corpus, correction=files, contract=contract, impact_runs=impact or ())
     except HarnessError as exc:
         _fail(exc)
+    note = report.skipped_note()
+    if note:
+        _say(note, err=True)
     emit("validation", report, fmt, out)
     raise typer.Exit(report.exit_code)
 
@@ -52,19 +92,41 @@ def validate(
 @goldset_app.command("apply")
 def goldset_apply(
     dataset: Path = typer.Argument(..., help="Dataset folder (never modified)."),
-    correction: Path = typer.Option(..., "--correction", help="JSONL correction file."),
+    correction: list[Path] = typer.Option(
+        ..., "--correction", help="JSONL correction file; repeat it to apply several, in order, as one version."
+    ),
     out: Path = typer.Option(..., "--out", help="New dataset folder (must not exist)."),
     corpus: Path = typer.Option(None, "--corpus", help="Corpus folder to check the corrected set against."),
+    structural_only: bool = typer.Option(
+        False,
+        "--structural-only",
+        help="Write without a corpus: the corpus rules V001-V005 are not checked (the change log records it).",
+    ),
+    author: str = AUTHOR,
+    description: str = DESCRIPTION,
+    impact: list[Path] = IMPACT,
     contract: Path = typer.Option(None, "--contract"),
     fmt: str = FORMAT,
     result_out: str = RESULT_OUT,
 ) -> None:
-    """Write the corrected set as a new minor version, only when it validates (exit 0), else exit 1."""
+    """Write the corrected set as a new minor version, only when it validates (exit 0), else exit 1.
+
+    Needs --corpus (or --structural-only). The new folder's README statistics are regenerated from the records.
+    """
     from harness.validate import apply_correction
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
     try:
-        res = apply_correction(dataset, correction, out, corpus_dir=corpus, contract=contract)
+        files = _correction_files(correction, author, description)
+        res = apply_correction(
+            dataset,
+            files,
+            out,
+            corpus_dir=corpus,
+            structural_only=structural_only,
+            contract=contract,
+            impact_runs=impact or (),
+        )
     except HarnessError as exc:
         _fail(exc)
     emit("goldset-apply", res, fmt, result_out, path=res.out_dir, field="--result-out")

@@ -123,6 +123,13 @@ def run(
 def evaluate(
     goldset: Path = typer.Option(..., "--goldset", help="Dataset folder or JSONL."),
     rankings: Path = typer.Option(..., "--rankings", help="TREC run file or JSONL of ranked ids with scores."),
+    corpus: Path = typer.Option(
+        None,
+        "--corpus",
+        help="Corpus the rankings come from: check the gold set's quotes, chunk ids and documents against it (as "
+        "run does; without it only the records hash and the structural rules are checked).",
+    ),
+    workdir: Path = WORKDIR,
     runs_dir: Path = RUNS_DIR,
     run_id: str = typer.Option(None, "--run-id"),
     level: str = typer.Option(None, help="Force 'document' or 'chunk' for a TREC file."),
@@ -142,7 +149,17 @@ def evaluate(
     fmt = output_format(fmt, as_json, out=out)
     opts = RunOptions(doc_depth=doc_depth, chunk_depth=chunk_depth, clustering=clustering, seed=seed, split=split)
     try:
-        path = evaluate_rankings(goldset, rankings, runs_dir=runs_dir, run_id=run_id, options=opts, level=level)
+        path = evaluate_rankings(
+            goldset,
+            rankings,
+            runs_dir=runs_dir,
+            run_id=run_id,
+            options=opts,
+            level=level,
+            corpus_dir=corpus,
+            workdir=workdir,
+            log=lambda m: err_console.print(m, markup=False, highlight=False, soft_wrap=True),
+        )
         rec = load_run(path)
     except HarnessError as exc:
         _fail(exc)

@@ -18,7 +18,7 @@ from harness import __version__
 from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
-from harness.errors import HarnessInputError, StaleGoldsetError
+from harness.errors import HarnessInputError
 from harness.evaluation.pairing import check_split
 from harness.evaluation.runs import (
     RUN_SCHEMA_VERSION,
@@ -34,6 +34,8 @@ from harness.metrics import MetricSpec, aggregate, question_metrics, summary_met
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
 from harness.stats import all_intervals, satterthwaite_df
+from harness.validate.corpusview import CorpusView
+from harness.validate.scoring import check_before_scoring, scoring_view
 
 DEFAULT_DOC_DEPTH = 50
 DEFAULT_CHUNK_DEPTH = 200
@@ -98,36 +100,6 @@ def cr2_df(cluster_labels: Sequence[str]) -> float | None:
     """Satterthwaite degrees of freedom of the CR2 interval for a mean over these clusters
     (:func:`harness.stats.satterthwaite_df`: it depends on the design only); ``None`` with fewer than 2 clusters."""
     return satterthwaite_df(list(cluster_labels))
-
-
-def check_goldset_against_corpus(goldset: GoldSet, corpus: Corpus) -> None:
-    """Refuse a gold set built against another corpus or chunker, or naming unknown documents.
-
-    Raises:
-        StaleGoldsetError: manifest ``corpus_hash`` or ``chunker_version`` differs from the corpus given.
-        HarnessInputError: a gold document id that the corpus does not hold (``file:line: record: field``).
-    """
-    man = goldset.manifest
-    src = goldset.manifest_path or goldset.records_path
-    if man is not None:
-        if man.corpus_hash and man.corpus_hash != corpus.manifest.corpus_hash:
-            raise StaleGoldsetError(
-                f"{src}: field corpus_hash: gold set built against {man.corpus_hash[:12]}, "
-                f"corpus given is {corpus.manifest.corpus_hash[:12]} ({corpus.manifest.corpus_id})"
-            )
-        if man.chunker_version != corpus.manifest.chunker_id:
-            raise StaleGoldsetError(
-                f"{src}: field chunker_version: gold set uses {man.chunker_version!r}, "
-                f"corpus was chunked with {corpus.manifest.chunker_id!r}"
-            )
-    docs = corpus.documents()
-    for rec in goldset.records:
-        for i, g in enumerate(rec.gold_documents):
-            if str(g.document_id) not in docs:
-                raise HarnessInputError(
-                    f"{goldset.records_path}:{goldset.line_of.get(rec.qid, '?')}: record {rec.qid}: "
-                    f"field gold_documents[{i}].document_id: unknown document {g.document_id!r}"
-                )
 
 
 def score_results(
@@ -287,7 +259,9 @@ def run(
         The run record's folder.
 
     Raises:
-        HarnessInputError: unusable input (see :func:`check_goldset_against_corpus`, ingest, unknown system).
+        HarnessInputError: unusable input: a gold set that fails the checks before scoring (records hash, corpus
+            identity, corpus rules V001-V005 on the ingested chunks, structural rules:
+            :func:`harness.validate.scoring.check_before_scoring`), ingest errors, an unknown system.
     """
     options = options or RunOptions()
     plan = plan_systems(systems, defaults=options.system_defaults)
@@ -313,7 +287,7 @@ def run(
     )
     corpus = Corpus(db_path)
     try:
-        check_goldset_against_corpus(goldset, corpus)
+        check_before_scoring(goldset, CorpusView.from_database(corpus))
         sysset = SystemSet(plan, corpus, Path(workdir), progress=progress, log=say)
         queries = [r.question for r in goldset.records]
         qids = [r.qid for r in goldset.records]
@@ -386,6 +360,9 @@ def evaluate_rankings(
     run_id: str | None = None,
     options: RunOptions | None = None,
     level: str | None = None,
+    corpus_dir: str | Path | None = None,
+    workdir: str | Path = ".harness",
+    log: Callable[[str], None] | None = None,
 ) -> Path:
     """Score rankings produced by any other system and write a run record.
 
@@ -396,17 +373,33 @@ def evaluate_rankings(
             ..], "chunks": [[id, score], ..]}`` (either list may be absent).
         runs_dir, run_id, options: as for :func:`run`.
         level: force ``document`` or ``chunk`` for a TREC file.
+        corpus_dir: the corpus the rankings come from: the gold set is then checked as ``run`` checks it (corpus
+            identity, gold document ids, corpus rules V001-V005, on the database ingested in ``workdir`` if there is
+            one, else on the cited documents of the folder); without it only the records hash and the structural
+            rules are checked, and ``log`` gets one line naming what was skipped.
+        workdir: where ``harness run`` ingested the corpus.
+        log: receives that line.
 
     Returns:
         The run record's folder.
 
     Raises:
-        HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids.
+        HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids, a gold
+            set that fails the checks before scoring (:func:`harness.validate.scoring.check_before_scoring`).
     """
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)
+    if corpus_dir is None:
+        note = check_before_scoring(goldset).skipped_note()
+        if note and log is not None:
+            log(note)
+    else:
+        chunker_id = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
+        where = str(goldset.manifest_path or goldset.records_path)
+        with scoring_view(corpus_dir, chunker_id, workdir, where=where) as view:
+            check_before_scoring(goldset, view)
     results = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records})
     rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids)
     man = goldset.manifest

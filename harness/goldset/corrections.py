@@ -1,23 +1,33 @@
-"""Contributed corrections: apply a JSONL correction file to a gold set in memory, diff it, write a new minor version.
+"""Contributed corrections: apply JSONL correction files to a gold set in memory, diff it, describe a new version.
 
-Correction file format (JSONL, one object per line, applied in file order):
+Correction file format (JSONL, one object per line, applied in file order; several files apply one after the other,
+as one new version):
 
+* an optional **header**, the first line: ``{"correction": {"author": "...", "description": "..."}}`` (both
+  optional, non-empty strings): who proposes the file and what it does as a whole; kept in the change log. Files
+  without a header (a contribution as submitted) get their author and description from the command line
+  (``--author``, ``--description``), or none;
 * a **full replacement record**: any gold record (it must have ``id`` and no ``patch`` key); it replaces the record
-  with that id;
-* a **patch**: ``{"id": <record id>, "patch": [<RFC 6902 operations>]}`` applied with the ``jsonpatch`` library
-  (RFC 6902; a failing ``test`` operation rejects the correction).
+  with that id. An extra ``"rationale"`` key (a string) is the line's rationale and not part of the record;
+* a **patch**: ``{"id": <record id>, "patch": [<RFC 6902 operations>], "rationale"?: "..."}`` applied with the
+  ``jsonpatch`` library (RFC 6902; a failing ``test`` operation rejects the correction). The line's rationale is
+  its ``rationale`` key or, as contributions write it, a ``rationale`` member of its leading ``test`` operation
+  (RFC 6902 section 4 lets an operation carry members it does not define); a ``rationale`` on any other operation,
+  or on both, is an error, so no rationale is silently lost.
 
 A line targets the first record whose *current* id (after the lines before it) equals its ``id`` (ids are compared
-as strings). Every corrected record must still fit the record schema. Problems with the file itself (malformed
-JSON, an unknown id, a patch that is not valid RFC 6902 or cannot be applied, a result that does not fit the schema)
-raise :class:`~harness.errors.HarnessInputError` (exit code 2) naming ``<file>:<line>``, the record and the field.
+as strings). Every corrected record must still fit the record schema. Problems with a file itself (malformed JSON,
+a misplaced header, an unknown id, a patch that is not valid RFC 6902 or cannot be applied, a result that does not
+fit the schema) raise :class:`~harness.errors.HarnessInputError` (exit code 2) naming ``<file>:<line>``, the record
+and the field.
 
 The corrected set is a new **minor version**: :func:`bump_minor` (``1.0.0`` -> ``1.1.0``, ``4.0.0-pilot`` ->
-``4.1.0-pilot``), ``records_sha256`` of the new records file, and a change-log entry naming the records changed.
-Untouched records keep their original JSONL line byte for byte; changed ones are serialised in the style of the
-file's first record. Everything here is pure: it reads the gold set and the correction file and works in memory;
-:func:`harness.validate.apply_correction` validates the corrected set and writes the new version atomically, only
-when it validates.
+``4.1.0-pilot``), ``records_sha256`` of the new records file, and a change-log entry naming every correction file
+(sha256, author, description, each line's record and rationale) and the records and fields changed. Untouched
+records keep their original JSONL line byte for byte; changed ones are serialised in the style of the file's first
+record. The diff of each record is complete (:mod:`harness.goldset.diff`). Everything here is pure: it reads the
+gold set and the correction files and works in memory; :func:`harness.validate.apply_correction` validates the
+corrected set and writes the new version atomically, only when it validates.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import copy
 import datetime as dt
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,18 +46,21 @@ import jsonpointer
 from pydantic import ValidationError
 
 from harness.errors import HarnessInputError
-from harness.goldset.io import GoldSet, format_validation_error, load_goldset
+from harness.goldset.diff import FieldChange, diff_values
+from harness.goldset.io import GoldSet, format_validation_error, load_goldset, require_gold_documents
 from harness.goldset.schema import GoldManifest, GoldRecord
 from harness.io import read_json, read_jsonl, sha256_bytes, sha256_file
 
 __all__ = [
     "CorrectedSet",
     "CorrectionEntry",
+    "CorrectionFile",
     "FieldChange",
     "RecordDiff",
     "bump_minor",
     "correct_goldset",
     "diff_values",
+    "read_correction_file",
     "read_corrections",
 ]
 
@@ -59,6 +73,9 @@ class CorrectionEntry:
         line: 1-based line number.
         id: the target record id (as a string).
         kind: ``"replace"`` (``record`` set) or ``"patch"`` (``patch`` set).
+        record: the replacement record (its ``rationale`` key removed).
+        patch: the RFC 6902 operations (the leading ``test`` operation's ``rationale`` member removed).
+        rationale: why, in the author's words, or ``None``.
     """
 
     line: int
@@ -66,25 +83,44 @@ class CorrectionEntry:
     kind: Literal["replace", "patch"]
     record: dict | None = None
     patch: list | None = None
+    rationale: str | None = None
 
 
 @dataclass(frozen=True)
-class FieldChange:
-    """One changed leaf: ``path`` is an RFC 6901 JSON pointer into the record; ``op`` is added/removed/changed."""
+class CorrectionFile:
+    """A parsed correction file.
 
-    path: str
-    op: Literal["added", "removed", "changed"]
-    old: Any = None
-    new: Any = None
+    Attributes:
+        path: the file.
+        sha256: sha256 of its bytes.
+        author, description: from its header, else from the command line, else ``None``.
+        entries: its lines, in file order.
+    """
+
+    path: Path
+    sha256: str
+    author: str | None
+    description: str | None
+    entries: tuple[CorrectionEntry, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"file" (name), "sha256", "author", "description"}``."""
+        return {"file": self.path.name, "sha256": self.sha256, "author": self.author, "description": self.description}
 
 
 @dataclass(frozen=True)
 class RecordDiff:
-    """Field-level diff of one corrected record (``id`` before, ``new_id`` after, correction ``lines``)."""
+    """Field-level diff of one corrected record.
+
+    Attributes:
+        id: the id before the correction; ``new_id`` after.
+        sources: ``({"file", "line", "author", "rationale"}, ...)``: the correction lines that touched it.
+        changes: every difference (:func:`harness.goldset.diff.diff_values`).
+    """
 
     id: str
     new_id: str
-    lines: tuple[int, ...]
+    sources: tuple[dict, ...]
     changes: tuple[FieldChange, ...]
 
     def to_dict(self) -> dict:
@@ -92,24 +128,23 @@ class RecordDiff:
         return {
             "id": self.id,
             "new_id": self.new_id,
-            "lines": list(self.lines),
-            "changes": [{"path": c.path, "op": c.op, "old": c.old, "new": c.new} for c in self.changes],
+            "sources": [dict(s) for s in self.sources],
+            "changes": [c.to_dict() for c in self.changes],
         }
 
 
 @dataclass
 class CorrectedSet:
-    """A gold set with a correction applied in memory (nothing written).
+    """A gold set with corrections applied in memory (nothing written).
 
     Attributes:
         goldset: the corrected set; its manifest carries the bumped version, new records_sha256 and change-log entry.
         original: the set as loaded.
         lines: line of each record in the original JSONL (for messages).
-        diffs: one per record the correction touched, in file order.
+        diffs: one per record the corrections touched, in file order.
         records_text: exact text of the new records file.
         manifest_raw: the new manifest as a JSON object (key order of the original kept).
-        correction_file: the correction file.
-        correction_sha256: its sha256.
+        files: the correction files, in the order applied.
         new_version: the bumped version.
     """
 
@@ -119,8 +154,7 @@ class CorrectedSet:
     diffs: list[RecordDiff]
     records_text: str
     manifest_raw: dict
-    correction_file: Path
-    correction_sha256: str
+    files: list[CorrectionFile]
     new_version: str
 
     @property
@@ -142,73 +176,108 @@ def _validate_ops(path: Path, line: int, rid: str, ops: Any) -> list:
     return ops
 
 
-def read_corrections(path: str | Path) -> list[CorrectionEntry]:
-    """Parse a correction file.
+def _text(path: Path, line: int, field: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise HarnessInputError(f"{path}:{line}: field {field}: expected a non-empty string, got {value!r}")
+    return value
 
-    Returns:
-        The entries in file order.
+
+def _rationale(path: Path, line: int, rid: str, obj: dict, ops: list) -> tuple[list, str | None]:
+    """The patch without rationale members, and the line's rationale (see the module docstring)."""
+    where = f"{path}:{line}: record {rid}: field"
+    found = None
+    if "rationale" in obj:
+        found = _text(path, line, "rationale", obj["rationale"])
+    clean = []
+    for j, op in enumerate(ops):
+        if isinstance(op, dict) and "rationale" in op:
+            if j != 0 or op.get("op") != "test":
+                raise HarnessInputError(
+                    f"{where} patch[{j}].rationale: a rationale belongs on the line or on its leading test operation"
+                )
+            if found is not None:
+                raise HarnessInputError(f"{where} patch[0].rationale: the line has a rationale already")
+            found = _text(path, line, f"patch[{j}].rationale", op["rationale"])
+            op = {k: v for k, v in op.items() if k != "rationale"}
+        clean.append(op)
+    return clean, found
+
+
+def _header(path: Path, line: int, obj: dict) -> dict[str, str]:
+    extra = sorted(set(obj) - {"correction"})
+    if extra:
+        raise HarnessInputError(f"{path}:{line}: field {extra[0]}: a header line holds only 'correction'")
+    head = obj["correction"]
+    if not isinstance(head, dict):
+        raise HarnessInputError(f"{path}:{line}: field correction: expected an object {{author, description}}")
+    unknown = sorted(set(head) - {"author", "description"})
+    if unknown:
+        raise HarnessInputError(f"{path}:{line}: field correction.{unknown[0]}: unknown (author, description)")
+    return {k: _text(path, line, f"correction.{k}", v) for k, v in head.items()}
+
+
+def read_correction_file(
+    path: str | Path, *, author: str | None = None, description: str | None = None
+) -> CorrectionFile:
+    """Parse a correction file (format: module docstring).
+
+    Args:
+        path: the JSONL file.
+        author, description: defaults for a file whose header does not give them (``--author``,
+            ``--description``); a header's own value wins, so one command can apply a contribution without a
+            header and a maintainer file with one.
 
     Raises:
-        HarnessInputError: missing or malformed file, an empty file, a line without a string/integer ``id``, a patch
-            line with other keys or with operations that are not valid RFC 6902.
+        HarnessInputError: missing or malformed file, a file without corrections, a header that is not the first
+            line or holds other keys, a line without a string/integer ``id``, a patch line with keys other than
+            ``id``, ``patch``, ``rationale``, operations that are not valid RFC 6902, a misplaced rationale.
     """
     path = Path(path)
     rows = read_jsonl(path)
-    if not rows:
-        raise HarnessInputError(f"{path}: no corrections in the file")
+    meta: dict[str, str] = {}
     out = []
-    for line, obj in rows:
+    for k, (line, obj) in enumerate(rows):
+        if "correction" in obj and "id" not in obj:
+            if k != 0:
+                raise HarnessInputError(f"{path}:{line}: field correction: the header must be the first line")
+            meta = _header(path, line, obj)
+            continue
         rid = obj.get("id")
         if isinstance(rid, bool) or not isinstance(rid, str | int) or (isinstance(rid, str) and not rid):
             raise HarnessInputError(f"{path}:{line}: field id: missing or not a string/integer")
         rid = str(rid)
         if "patch" in obj:
-            extra = sorted(set(obj) - {"id", "patch"})
+            extra = sorted(set(obj) - {"id", "patch", "rationale"})
             if extra:
                 raise HarnessInputError(
-                    f"{path}:{line}: record {rid}: field {extra[0]}: a patch line holds only 'id' and 'patch'"
+                    f"{path}:{line}: record {rid}: field {extra[0]}: a patch line holds only 'id', 'patch' and "
+                    "'rationale'"
                 )
-            out.append(CorrectionEntry(line, rid, "patch", patch=_validate_ops(path, line, rid, obj["patch"])))
+            ops = _validate_ops(path, line, rid, obj["patch"])
+            ops, why = _rationale(path, line, rid, obj, ops)
+            out.append(CorrectionEntry(line, rid, "patch", patch=ops, rationale=why))
         else:
-            out.append(CorrectionEntry(line, rid, "replace", record=obj))
-    return out
+            why = _text(path, line, "rationale", obj["rationale"]) if "rationale" in obj else None
+            record = {k2: v for k2, v in obj.items() if k2 != "rationale"}
+            out.append(CorrectionEntry(line, rid, "replace", record=record, rationale=why))
+    if not out:
+        raise HarnessInputError(f"{path}: no corrections in the file")
+    return CorrectionFile(
+        path=path,
+        sha256=sha256_file(path),
+        author=meta.get("author", author),
+        description=meta.get("description", description),
+        entries=tuple(out),
+    )
 
 
-def _ptr(parts: list) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+def read_corrections(path: str | Path) -> list[CorrectionEntry]:
+    """The lines of a correction file (:func:`read_correction_file` without the header).
 
-
-def diff_values(old: Any, new: Any, _path: list | None = None) -> list[FieldChange]:
-    """Leaf-level differences between two JSON values (dicts by key, lists by position).
-
-    Returns:
-        Changes in document order (keys of ``old`` first, then keys only in ``new``); ``1`` and ``1.0`` or ``True``
-        differ (JSON types are compared too).
+    Raises:
+        HarnessInputError: see :func:`read_correction_file`.
     """
-    path = _path or []
-    if isinstance(old, dict) and isinstance(new, dict):
-        out: list[FieldChange] = []
-        for k in old:
-            if k in new:
-                out += diff_values(old[k], new[k], path + [k])
-            else:
-                out.append(FieldChange(_ptr(path + [k]), "removed", old=old[k]))
-        for k in new:
-            if k not in old:
-                out.append(FieldChange(_ptr(path + [k]), "added", new=new[k]))
-        return out
-    if isinstance(old, list) and isinstance(new, list):
-        out = []
-        for i in range(min(len(old), len(new))):
-            out += diff_values(old[i], new[i], path + [i])
-        for i in range(len(new), len(old)):
-            out.append(FieldChange(_ptr(path + [i]), "removed", old=old[i]))
-        for i in range(len(old), len(new)):
-            out.append(FieldChange(_ptr(path + [i]), "added", new=new[i]))
-        return out
-    if type(old) is not type(new) or old != new:
-        return [FieldChange(_ptr(path), "changed", old=old, new=new)]
-    return []
+    return list(read_correction_file(path).entries)
 
 
 def bump_minor(version: str, *, where: str = "manifest") -> str:
@@ -232,24 +301,31 @@ def _serializer(first_line: str, first_obj: dict):
 
 
 def correct_goldset(
-    dataset: str | Path | GoldSet, correction_file: str | Path, *, today: dt.date | None = None
+    dataset: str | Path | GoldSet,
+    corrections: str | Path | CorrectionFile | Sequence[str | Path | CorrectionFile],
+    *,
+    today: dt.date | None = None,
 ) -> CorrectedSet:
-    """Apply a correction file to a copy of a gold set in memory.
+    """Apply correction files, in order, to a copy of a gold set in memory: one new minor version.
 
     Args:
         dataset: a dataset folder (or JSONL with a manifest beside it), or an already loaded :class:`GoldSet`.
-        correction_file: the JSONL correction file.
+        corrections: a correction file, a parsed :class:`CorrectionFile`, or several (applied in the order given;
+            a later file sees the records as the earlier ones left them).
         today: date of the change-log entry (default: today, UTC).
 
     Returns:
         The :class:`CorrectedSet`; the input is not modified.
 
     Raises:
-        HarnessInputError: see the module docstring (exit code 2); a gold set without a manifest.
+        HarnessInputError: see the module docstring (exit code 2); a gold set without a manifest; no file given.
     """
     gs = dataset if isinstance(dataset, GoldSet) else load_goldset(dataset)
-    cpath = Path(correction_file)
-    entries = read_corrections(cpath)
+    if isinstance(corrections, str | Path | CorrectionFile):
+        corrections = [corrections]
+    files = [c if isinstance(c, CorrectionFile) else read_correction_file(c) for c in corrections]
+    if not files:
+        raise HarnessInputError("--correction: no correction file given")
     if gs.manifest is None or gs.manifest_path is None:
         raise HarnessInputError(f"{gs.records_path}: field manifest: corrections need a gold set with a manifest")
     rows = read_jsonl(gs.records_path)
@@ -257,37 +333,44 @@ def correct_goldset(
     original = [obj for _, obj in rows]
     current = [copy.deepcopy(obj) for obj in original]
     models: list[GoldRecord] = list(gs.records)
-    touched: dict[int, list[int]] = {}
-    for e in entries:
-        k = next((i for i, obj in enumerate(current) if str(obj.get("id")) == e.id), None)
-        if k is None:
-            raise HarnessInputError(f"{cpath}:{e.line}: field id: no record with id {e.id!r} in {gs.records_path}")
-        if e.kind == "replace":
-            new = copy.deepcopy(e.record)
-        else:
-            new = current[k]
-            for j, op in enumerate(e.patch or []):
-                try:
-                    new = jsonpatch.JsonPatch([op]).apply(new, in_place=False)
-                except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
+    touched: dict[int, list[dict]] = {}
+    for cf in files:
+        cpath = cf.path
+        for e in cf.entries:
+            k = next((i for i, obj in enumerate(current) if str(obj.get("id")) == e.id), None)
+            if k is None:
+                raise HarnessInputError(f"{cpath}:{e.line}: field id: no record with id {e.id!r} in {gs.records_path}")
+            if e.kind == "replace":
+                new = copy.deepcopy(e.record)
+            else:
+                new = current[k]
+                for j, op in enumerate(e.patch or []):
+                    try:
+                        new = jsonpatch.JsonPatch([op]).apply(new, in_place=False)
+                    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
+                        raise HarnessInputError(
+                            f"{cpath}:{e.line}: record {e.id}: field patch[{j}]: cannot apply "
+                            f"{op.get('op')} {op.get('path')!r} ({exc})"
+                        ) from None
+                if not isinstance(new, dict):
                     raise HarnessInputError(
-                        f"{cpath}:{e.line}: record {e.id}: field patch[{j}]: cannot apply "
-                        f"{op.get('op')} {op.get('path')!r} ({exc})"
-                    ) from None
-            if not isinstance(new, dict):
-                raise HarnessInputError(f"{cpath}:{e.line}: record {e.id}: field patch: the result is not an object")
-        try:
-            models[k] = GoldRecord.model_validate(new)
-        except ValidationError as exc:
-            raise HarnessInputError(f"{cpath}:{e.line}: record {e.id}: {format_validation_error(exc)}") from None
-        current[k] = new
-        touched.setdefault(k, []).append(e.line)
+                        f"{cpath}:{e.line}: record {e.id}: field patch: the result is not an object"
+                    )
+            try:
+                models[k] = GoldRecord.model_validate(new)
+            except ValidationError as exc:
+                raise HarnessInputError(f"{cpath}:{e.line}: record {e.id}: {format_validation_error(exc)}") from None
+            require_gold_documents(models[k], f"{cpath}:{e.line}")
+            current[k] = new
+            touched.setdefault(k, []).append(
+                {"file": cpath.name, "line": e.line, "author": cf.author, "rationale": e.rationale}
+            )
 
     diffs = [
         RecordDiff(
             id=str(original[k].get("id")),
             new_id=str(current[k].get("id")),
-            lines=tuple(touched[k]),
+            sources=tuple(touched[k]),
             changes=tuple(diff_values(original[k], current[k])),
         )
         for k in sorted(touched)
@@ -309,8 +392,10 @@ def correct_goldset(
             "version": new_version,
             "previous_version": gs.manifest.version,
             "date": (today or dt.datetime.now(dt.UTC).date()).isoformat(),
-            "correction_file": cpath.name,
-            "correction_sha256": sha256_file(cpath),
+            "corrections": [
+                cf.to_dict() | {"lines": [{"line": e.line, "id": e.id, "rationale": e.rationale} for e in cf.entries]}
+                for cf in files
+            ],
             "previous_records_sha256": gs.sha256,
             "records_sha256": records_sha,
             "records_changed": [d.new_id for d in diffs if d.changes],
@@ -340,7 +425,6 @@ def correct_goldset(
         diffs=diffs,
         records_text=records_text,
         manifest_raw=manifest_raw,
-        correction_file=cpath,
-        correction_sha256=sha256_file(cpath),
+        files=files,
         new_version=new_version,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import ValidationError
@@ -23,7 +23,15 @@ from harness.goldset.schema import GoldManifest, GoldRecord
 from harness.io import read_json, read_jsonl, sha256_file
 from harness.nfc import nfc
 
-__all__ = ["GoldSet", "load_goldset", "find_manifest", "parse_records", "format_validation_error"]
+__all__ = [
+    "GoldSet",
+    "load_goldset",
+    "find_manifest",
+    "parse_records",
+    "format_validation_error",
+    "records_file_in",
+    "require_gold_documents",
+]
 
 
 @dataclass
@@ -125,12 +133,26 @@ def format_validation_error(exc: ValidationError) -> str:
     return f"field {loc}: {text}{more}"
 
 
+def require_gold_documents(rec: GoldRecord, where: str) -> None:
+    """Refuse a record with an empty ``gold_documents`` list (it would run and score 0 on every metric).
+
+    Raises:
+        HarnessInputError: ``<where>: record <id>: field gold_documents: ...``.
+    """
+    if not rec.gold_documents:
+        raise HarnessInputError(
+            f"{where}: record {rec.qid}: field gold_documents: empty; a question needs at least one gold document "
+            "to be scored"
+        )
+
+
 def parse_records(rows: list[tuple[int, dict]], path: Path) -> tuple[list[GoldRecord], dict[str, int]]:
     """Validate raw JSONL rows into records, every string in NFC first (:func:`harness.nfc.nfc`: a question, id,
     category or quote written in NFD is the same record as in NFC), file paths (:data:`PATH_KEYS`) excepted.
 
     Raises:
-        HarnessInputError: ``<file>:<line>: record <id>: field <path>: <message>``.
+        HarnessInputError: ``<file>:<line>: record <id>: field <path>: <message>`` (an empty ``gold_documents``
+            list included: :func:`require_gold_documents`).
     """
     records: list[GoldRecord] = []
     line_of: dict[str, int] = {}
@@ -140,6 +162,7 @@ def parse_records(rows: list[tuple[int, dict]], path: Path) -> tuple[list[GoldRe
         except ValidationError as exc:
             rid = obj.get("id", "?")
             raise HarnessInputError(f"{path}:{line}: record {rid}: {format_validation_error(exc)}") from None
+        require_gold_documents(rec, f"{path}:{line}")
         records.append(rec)
         line_of.setdefault(rec.qid, line)
     return records, line_of
@@ -159,12 +182,46 @@ def find_manifest(folder: Path) -> Path:
     return metas[0]
 
 
+def records_file_in(folder: Path, records_name: Any, default: str, *, where: Path) -> Path:
+    """The records file a manifest names (``records_file``, else ``default``), which must be a file inside the
+    dataset folder.
+
+    ``records_file`` is a relative path without ``..`` parts; after symbolic links are resolved it still lies inside
+    ``folder`` (so a manifest cannot make harness read, hash or copy a file from elsewhere: ``../../x.jsonl``,
+    ``/etc/passwd`` and a link to one are refused alike).
+
+    Raises:
+        HarnessInputError: ``<manifest>: field records_file: ...`` (not a non-empty string, absolute, escaping the
+            folder, not found).
+    """
+    if records_name is None:
+        records_name = default
+    if not isinstance(records_name, str) or not records_name.strip():
+        raise HarnessInputError(f"{where}: field records_file: expected a non-empty string, got {_got(records_name)}")
+    pure = PurePosixPath(records_name)
+    if pure.is_absolute() or Path(records_name).is_absolute() or ".." in pure.parts or "\\" in records_name:
+        raise HarnessInputError(
+            f"{where}: field records_file: {records_name!r} is not a path inside the dataset folder {folder} "
+            "(absolute paths and '..' are refused)"
+        )
+    records_path = folder / records_name
+    if not records_path.resolve().is_relative_to(folder.resolve()):
+        raise HarnessInputError(
+            f"{where}: field records_file: {records_name!r} leads outside the dataset folder {folder} "
+            f"(a symbolic link to {records_path.resolve()}); refusing to read it"
+        )
+    if not records_path.is_file():
+        raise HarnessInputError(f"{where}: field records_file: {records_name} not found in {folder}")
+    return records_path
+
+
 def load_goldset(path: str | Path) -> GoldSet:
     """Load a gold set from a dataset folder or a JSONL file.
 
     Args:
         path: a folder holding ``<stem>.meta.json`` and ``<stem>.jsonl`` (or the file named by the manifest's
-            ``records_file``), or a JSONL file (a manifest beside it with the same stem is used if present).
+            ``records_file``, a path inside the folder: :func:`records_file_in`), or a JSONL file (a manifest beside
+            it with the same stem is used if present).
 
     Returns:
         The :class:`GoldSet`; records are validated against :class:`GoldRecord`, the manifest against
@@ -173,7 +230,8 @@ def load_goldset(path: str | Path) -> GoldSet:
 
     Raises:
         HarnessInputError: missing folder or file, malformed JSON (``file:line``), a record that does not fit the
-            schema (``file:line: record id: field ...``), a manifest that does not fit.
+            schema (``file:line: record id: field ...``; an empty ``gold_documents`` list among them), a manifest
+            that does not fit, a ``records_file`` outside the folder.
     """
     path = Path(path)
     manifest_path: Path | None
@@ -182,9 +240,7 @@ def load_goldset(path: str | Path) -> GoldSet:
         raw = read_json(manifest_path)
         stem = manifest_path.name[: -len(".meta.json")]
         records_name = raw.get("records_file") if isinstance(raw, dict) else None
-        records_path = path / (records_name or f"{stem}.jsonl")
-        if not records_path.exists():
-            raise HarnessInputError(f"{manifest_path}: field records_file: {records_path.name} not found")
+        records_path = records_file_in(path, records_name, f"{stem}.jsonl", where=manifest_path)
     elif path.is_file():
         records_path = path
         cand = path.with_name(path.name[: -len(".jsonl")] + ".meta.json") if path.name.endswith(".jsonl") else None

@@ -130,7 +130,9 @@ class GoldDocument(_Model):
 
 
 class GoldRecord(_Model):
-    """One question. Required by the schema: ``id``, ``category``, ``question``, ``gold_documents``.
+    """One question. Required by the schema: ``id``, ``category``, ``question``, ``gold_documents`` (at least one
+    when a gold set is loaded or corrected, :func:`harness.goldset.io.require_gold_documents`: a question without a
+    gold document cannot be scored; the model itself accepts an empty list, so metrics stay defined for it).
 
     Attributes follow the published eval v4 file; ``split`` (``dev``/``test``) is an extension. ``category`` is
     any non-empty string (the contract lists the allowed ones, V012); ``answerability`` absent means answerable;

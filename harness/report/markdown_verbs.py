@@ -225,27 +225,9 @@ def _sweep(r, _path) -> list[str]:
 
 
 def _validation(rep, _path) -> list[str]:
-    ds = rep.dataset
-    verdict = "VALID" if rep.valid else "INVALID"
-    extra = " (corpus rules not checked)" if rep.corpus is None else ""
-    out = [
-        f"### Validation of {md(ds.get('name'))} {md(ds.get('version'))}: {Markup('**' + verdict + '**')}{md(extra)}",
-        "",
-        f"Records sha256 {md(ds.get('records_sha256'))}; contract {md(rep.contract)}; "
-        f"{rep.counts.questions} questions.",
-    ]
-    summary = rep.rule_summary()
-    rows = [
-        [r.code, r.name, r.scope, *[str(summary[r.code][k]) for k in ("pass", "fail", "not_checked", "not_applicable")]]
-        for r in rep.rules
-    ]
-    out += ["", table(["code", "rule", "scope", "pass", "fail", "not checked", "n/a"], rows)]
-    fails = rep.failures()
-    if fails:
-        frows = [[code, scope, f.where, f.message] for scope, code, f in fails]
-        out += ["", f"#### Failures ({len(fails)})", "", table(["rule", "record", "where", "message"], frows)]
-    out += ["", f"Exit code {rep.exit_code}."]
-    return out
+    from harness.validate.markdown import validation_markdown_lines
+
+    return validation_markdown_lines(rep)
 
 
 def _apply(res, _path) -> list[str]:

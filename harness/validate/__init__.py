@@ -22,6 +22,7 @@ from harness.validate.contract import (
     load_contract,
 )
 from harness.validate.core import resolve_contract, validate, validate_correction, validate_goldset
+from harness.validate.render import render
 from harness.validate.report import (
     CorrectionInfo,
     Counts,
@@ -30,7 +31,6 @@ from harness.validate.report import (
     RuleInfo,
     RuleResult,
     ValidationReport,
-    render,
 )
 from harness.validate.rules import RULE_INFO, RULES
 

@@ -11,16 +11,18 @@ import datetime as dt
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import HarnessInputError
+from harness.goldset.readme import regenerate_readme
 from harness.io import atomic_directory
 from harness.validate.contract import Contract
-from harness.validate.core import validate_correction
+from harness.validate.core import Corrections, validate_correction
 from harness.validate.report import ValidationReport
 
-__all__ = ["ApplyResult", "apply_correction"]
+__all__ = ["ApplyResult", "apply_correction", "dataset_files"]
 
 
 @dataclass
@@ -47,36 +49,79 @@ class ApplyResult:
         return self.report.exit_code
 
 
+def dataset_files(dataset_dir: Path) -> list[Path]:
+    """Every file of a dataset folder (recursively, sorted), refusing symbolic links.
+
+    A link inside a dataset folder would make ``goldset apply`` copy its target, a file from anywhere, into the new
+    version; so a link (to a file or a folder) is refused, as are special files.
+
+    Raises:
+        HarnessInputError: ``<path>: a symbolic link in the dataset folder ...`` naming the first link found.
+    """
+    out = []
+    for root, dirs, files in os.walk(dataset_dir, followlinks=False):
+        for name in sorted(dirs + files):
+            p = Path(root) / name
+            if p.is_symlink():
+                raise HarnessInputError(
+                    f"{p}: a symbolic link in the dataset folder {dataset_dir} (to {os.readlink(p)}); a gold-set "
+                    "version holds only its own files: replace the link by the file"
+                )
+            if name in files:
+                if not p.is_file():
+                    raise HarnessInputError(f"{p}: not a regular file in the dataset folder {dataset_dir}")
+                out.append(p)
+    return sorted(out)
+
+
 def apply_correction(
     dataset_dir: str | Path,
-    correction_file: str | Path,
+    correction_file: Corrections,
     out_dir: str | Path,
     *,
     corpus_dir: str | Path | None = None,
+    structural_only: bool = False,
     contract: str | Path | Contract | None = None,
     today: dt.date | None = None,
+    impact_runs: Sequence[str | Path] = (),
 ) -> ApplyResult:
     """Validate a corrected gold set and, only if it is valid, write it as a new minor version.
 
     Args:
-        dataset_dir: the dataset folder (never modified).
-        correction_file: the JSONL correction file.
+        dataset_dir: the dataset folder (never modified; a symbolic link in it is refused: :func:`dataset_files`).
+        correction_file: a JSONL correction file, or several applied in order as one version (paths or parsed
+            :class:`~harness.goldset.corrections.CorrectionFile` objects).
         out_dir: the new dataset folder; must not exist and must not lie inside ``dataset_dir``.
-        corpus_dir: the corpus to check quotes, chunks and documents against; without it the corpus rules are
-            "not checked" and the change-log entry says so.
+        corpus_dir: the corpus to check quotes, chunks and documents against. Required unless
+            ``structural_only``.
+        structural_only: write without a corpus: the corpus rules (V001-V005) are not checked and the change-log
+            entry says so (``validation.corpus_rules``, ``validation.structural_only``).
         contract: contract file or folder (default: ``validators/`` by the slug rule) or a loaded contract.
         today: date of the change-log entry (default: today, UTC).
+        impact_runs: run records to re-score against the old and new set (``report.correction.impact``).
 
     Returns:
-        :class:`ApplyResult`; ``written`` is true only when the corrected set validated (exit code 0).
+        :class:`ApplyResult`; ``written`` is true only when the corrected set validated (exit code 0). The new
+        folder holds the corrected records, the manifest (new version, records sha256, change log with every
+        correction file's author, description and line rationales), the README with its statistics section
+        regenerated from the new records (:mod:`harness.goldset.readme`), and every other file copied.
 
     Raises:
         HarnessInputError: unusable input (see :func:`~harness.goldset.corrections.correct_goldset`,
-            :func:`harness.validate.validate`), a
-            correction that changes nothing, an ``out_dir`` that exists or lies inside the input.
+            :func:`harness.validate.validate`); no corpus and not ``structural_only`` (or both); a symbolic link in
+            the dataset folder; a correction that changes nothing; an ``out_dir`` that exists or lies inside the
+            input.
     """
     dataset_dir = Path(dataset_dir)
     out = Path(out_dir)
+    if corpus_dir is None and not structural_only:
+        raise HarnessInputError(
+            "--corpus: goldset apply checks the corrected set against its corpus before writing a version; give "
+            "--corpus DIR, or --structural-only to write it with the corpus rules (V001-V005) not checked (the "
+            "change log then says so)"
+        )
+    if corpus_dir is not None and structural_only:
+        raise HarnessInputError("--structural-only: a corpus is given, so the corpus rules are checked; drop one")
     if not dataset_dir.is_dir():
         raise HarnessInputError(f"{dataset_dir}: field dataset_dir: not a dataset folder")
     src_root = dataset_dir
@@ -84,28 +129,33 @@ def apply_correction(
         raise HarnessInputError(f"{out}: field out_dir: must not be inside the input dataset {src_root}")
     if out.exists():
         raise HarnessInputError(f"{out}: field out_dir: already exists; refusing to overwrite")
+    files = dataset_files(src_root)
     report, corrected = validate_correction(
-        dataset_dir, correction_file, corpus_dir=corpus_dir, contract=contract, today=today
+        dataset_dir, correction_file, corpus_dir=corpus_dir, contract=contract, today=today, impact_runs=impact_runs
     )
     if not corrected.changed_ids:
-        raise HarnessInputError(f"{correction_file}: the correction changes no record")
+        names = ", ".join(f.path.name for f in corrected.files)
+        raise HarnessInputError(f"{names}: the correction changes no record")
     if not report.valid:
         return ApplyResult(report, False, None, corrected.new_version, corrected.changed_ids)
     entry = corrected.manifest_raw["changelog"][-1]
     entry["validation"] = {
         "contract": Path(report.contract).name,
         "corpus_id": report.corpus["corpus_id"] if report.corpus else None,
-        "corpus_rules": "checked" if report.corpus else "not checked: corpus unavailable",
+        "corpus_rules": "checked" if report.corpus else "not checked: --structural-only (no corpus)",
+        "structural_only": structural_only,
+        "warnings": len(report.warnings()),
     }
     gs = corrected.original
     assert gs.manifest_path is not None
     rel_records = gs.records_path.resolve().relative_to(src_root.resolve())
     rel_manifest = gs.manifest_path.resolve().relative_to(src_root.resolve())
+    rel_readme = Path("README.md")
     with atomic_directory(out, marker=False, field="--out") as tmp:
         os.chmod(tmp, 0o755)
-        for f in sorted(src_root.rglob("*")):
+        for f in files:
             rel = f.relative_to(src_root)
-            if f.is_file() and rel not in (rel_records, rel_manifest):
+            if rel not in (rel_records, rel_manifest, rel_readme):
                 (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(f, tmp / rel)
         (tmp / rel_records).parent.mkdir(parents=True, exist_ok=True)
@@ -113,4 +163,7 @@ def apply_correction(
         (tmp / rel_manifest).write_text(
             json.dumps(corrected.manifest_raw, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
         )
+        old_readme = src_root / rel_readme
+        text = old_readme.read_text(encoding="utf-8") if old_readme.is_file() else None
+        (tmp / rel_readme).write_text(regenerate_readme(text, corrected.goldset), encoding="utf-8", newline="\n")
     return ApplyResult(report, True, out, corrected.new_version, corrected.changed_ids)

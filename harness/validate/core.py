@@ -5,14 +5,16 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.errors import HarnessInputError
-from harness.goldset.corrections import CorrectedSet, correct_goldset
+from harness.goldset.corrections import CorrectedSet, CorrectionFile, correct_goldset
 from harness.goldset.io import GoldSet, load_goldset
 from harness.io import read_jsonl
 from harness.validate.contract import Contract, find_contract, load_contract, major_of
 from harness.validate.corpusview import CorpusView, open_corpus
+from harness.validate.impact import correction_impact
 from harness.validate.report import CorrectionInfo, Counts, Finding, RecordResult, RuleResult, ValidationReport, worst
 from harness.validate.rules import RULE_INFO, RULES, Context
 
@@ -80,7 +82,7 @@ def _open_corpus(goldset: GoldSet, corpus_dir: str | Path | None) -> CorpusView 
 
 def _run(info, fn, args) -> RuleResult:
     findings: list[Finding] = fn(*args)
-    checks = sum(1 for f in findings if f.status in ("pass", "fail"))
+    checks = sum(1 for f in findings if f.status in ("pass", "fail", "warn"))
     kept = [f for f in findings if f.status != "pass"]
     return RuleResult(info.code, worst(f.status for f in findings), checks, kept)
 
@@ -202,19 +204,22 @@ def _status_changes(before: ValidationReport, after: ValidationReport) -> list[d
     return out
 
 
+Corrections = str | Path | CorrectionFile | Sequence[str | Path | CorrectionFile]
+"""One correction file or several (applied in order as one new version): paths or parsed files."""
+
+
 def _correct_and_validate(
     goldset: GoldSet,
-    correction: str | Path,
+    corrections: Corrections,
     contract: Contract,
     corpus: CorpusView | None,
     today: dt.date | None,
 ) -> tuple[ValidationReport, CorrectedSet]:
-    corrected = correct_goldset(goldset, correction, today=today)
+    corrected = correct_goldset(goldset, corrections, today=today)
     before = validate_goldset(goldset, contract=contract, corpus=corpus)
     after = validate_goldset(corrected.goldset, contract=contract, corpus=corpus, lines=corrected.lines)
     after.correction = CorrectionInfo(
-        file=str(corrected.correction_file),
-        sha256=corrected.correction_sha256,
+        files=[f.to_dict() for f in corrected.files],
         records=[d.to_dict() for d in corrected.diffs],
         status_changes=_status_changes(before, after),
         exit_code_before=before.exit_code,
@@ -225,22 +230,36 @@ def _correct_and_validate(
 
 def validate_correction(
     dataset_dir: str | Path,
-    correction: str | Path,
+    correction: Corrections,
     *,
     corpus_dir: str | Path | None = None,
     contract: str | Path | Contract | None = None,
     today: dt.date | None = None,
+    impact_runs: Sequence[str | Path] = (),
 ) -> tuple[ValidationReport, CorrectedSet]:
-    """Apply a correction in memory and validate the result; also returns the corrected set (for writing it).
+    """Apply corrections in memory and validate the result; also returns the corrected set (for writing it).
+
+    Args:
+        dataset_dir: the dataset folder (never modified).
+        correction: a correction file or several, applied in order (:func:`~harness.goldset.corrections.
+            correct_goldset`); parsed :class:`~harness.goldset.corrections.CorrectionFile` objects carry an author
+            and description given on the command line.
+        corpus_dir, contract: as for :func:`validate`.
+        today: date of the change-log entry.
+        impact_runs: run records whose stored rankings are re-scored against the old and the new set
+            (:func:`harness.validate.impact.correction_impact`); the result goes to ``report.correction.impact``.
 
     Raises:
-        HarnessInputError: see :func:`validate`.
+        HarnessInputError: see :func:`validate` and :func:`~harness.validate.impact.correction_impact`.
     """
     t0 = time.perf_counter()
     gs = load_goldset(dataset_dir)
     c = resolve_contract(gs, contract)
     corpus = _open_corpus(gs, corpus_dir)
     report, corrected = _correct_and_validate(gs, correction, c, corpus, today)
+    if impact_runs:
+        assert report.correction is not None
+        report.correction.impact = correction_impact(corrected.original, corrected.goldset, impact_runs).to_dict()
     report.elapsed_s = round(time.perf_counter() - t0, 3)
     return report, corrected
 
@@ -248,8 +267,9 @@ def validate_correction(
 def validate(
     dataset_dir: str | Path,
     corpus_dir: str | Path | None = None,
-    correction: str | Path | None = None,
+    correction: Corrections | None = None,
     contract: str | Path | Contract | None = None,
+    impact_runs: Sequence[str | Path] = (),
 ) -> ValidationReport:
     """Validate a gold set (optionally with a correction applied in memory) against its contract and corpus.
 
@@ -257,9 +277,9 @@ def validate(
         dataset_dir: a dataset folder (``*.meta.json`` + records JSONL) or a records JSONL file. Never modified.
         corpus_dir: the corpus folder; the documents the gold set cites are re-chunked with the manifest's
             ``chunker_version``. ``None``: the corpus rules (V001-V005) are "not checked: corpus unavailable".
-        correction: a JSONL correction file (full replacement records or ``{"id", "patch": [RFC 6902 ops]}``);
-            the report then describes the corrected set and carries the field-level diff and the rule statuses that
-            changed (``report.correction``).
+        correction: a JSONL correction file (full replacement records or ``{"id", "patch": [RFC 6902 ops]}``),
+            or several applied in order; the report then describes the corrected set and carries the complete diff,
+            the rule statuses that changed and, with ``impact_runs``, the metric impact (``report.correction``).
         contract: a contract file, a folder of contracts, or a loaded :class:`Contract`; default
             ``validators/<slug>-v<major>.toml`` (see :mod:`harness.validate.contract`).
 
@@ -274,7 +294,11 @@ def validate(
             naming the file and the field.
     """
     if correction is not None:
-        return validate_correction(dataset_dir, correction, corpus_dir=corpus_dir, contract=contract)[0]
+        return validate_correction(
+            dataset_dir, correction, corpus_dir=corpus_dir, contract=contract, impact_runs=impact_runs
+        )[0]
+    if impact_runs:
+        raise HarnessInputError("--impact: re-scoring runs needs a --correction to compare the gold sets")
     t0 = time.perf_counter()
     gs = load_goldset(dataset_dir)
     c = resolve_contract(gs, contract)

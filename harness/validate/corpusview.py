@@ -1,43 +1,86 @@
-"""A read-only view of a corpus folder for validation: metadata from :func:`scan_corpus`, chunks re-made on demand.
+"""A read-only view of a corpus for validation: its metadata and the chunks of the documents a gold set cites.
 
-Only the documents a gold set cites are decoded and chunked (with the chunker the gold-set manifest names), so
-validating against the 507-document real corpus costs one metadata scan and hash (about a second) plus the cited
-documents. No stored database is read: what is checked is what the chunker makes of the Markdown now.
+Two sources, the same view:
+
+* a corpus **folder** (:func:`open_corpus`, ``harness validate --corpus``): metadata from :func:`scan_corpus`, and
+  only the documents the gold set cites are decoded and chunked (with the chunker the gold-set manifest names), so
+  validating against the 507-document real corpus costs one metadata scan and hash (about a second) plus the cited
+  documents; what is checked is what the chunker makes of the Markdown now;
+* an ingested **database** (:meth:`CorpusView.from_database`, ``harness run`` before scoring): the documents and
+  chunks the systems will retrieve, read from ``corpus.db`` (nothing is re-chunked): what is checked is exactly
+  what is scored.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
+import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.corpus.chunker import Chunk, Chunker, decode_source, get_chunker
 from harness.corpus.ingest import CorpusSource, DocMeta, scan_corpus
+from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
 
-__all__ = ["CorpusView", "DocChunks", "common_heading_path", "open_corpus"]
+__all__ = ["CorpusView", "DocChunks", "LazyNormalized", "common_heading_path", "open_corpus"]
 
 
-@dataclass
+class LazyNormalized(Sequence[str]):
+    """The normalised text of each chunk, computed on first access of each item (a valid quote is checked against
+    its cited chunk only, so most chunks of a long law are never normalised; normalising all 2,000 chunks of the
+    Constitution costs about a second)."""
+
+    def __init__(self, chunks: Sequence[Chunk], normalize: Callable[[str], str]) -> None:
+        self._chunks = chunks
+        self._normalize = normalize
+        self._done: list[str | None] = [None] * len(chunks)
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        t = self._done[i]
+        if t is None:
+            t = self._done[i] = self._normalize(self._chunks[i].text)
+        return t
+
+
 class DocChunks:
-    """One document re-chunked.
+    """One document chunked.
 
     Attributes:
         meta: its metadata.
         chunks: chunks in document order.
         by_id: ``{chunk_id: chunk}``.
-        norm: normalised text of each chunk (chunker's normaliser), by chunk index.
-        joined: ``" ".join(norm)``; a quote that occurs here but in no single chunk spans chunks.
+        norm: normalised text of each chunk (chunker's normaliser), by chunk index (computed on access).
+        joined: ``" ".join(norm)``; a quote that occurs here but in no single chunk spans chunks (computed on
+            first access).
         starts: offset of each chunk's text in ``joined``.
     """
 
-    meta: DocMeta
-    chunks: list[Chunk]
-    by_id: dict[str, Chunk]
-    norm: list[str]
-    joined: str
-    starts: list[int] = field(default_factory=list)
+    def __init__(self, meta: DocMeta, chunks: list[Chunk], normalize: Callable[[str], str]) -> None:
+        self.meta = meta
+        self.chunks = chunks
+        self.by_id: dict[str, Chunk] = {c.chunk_id: c for c in chunks}
+        self.norm = LazyNormalized(chunks, normalize)
+
+    @functools.cached_property
+    def joined(self) -> str:
+        """See the class docstring."""
+        return " ".join(self.norm)
+
+    @functools.cached_property
+    def starts(self) -> list[int]:
+        """See the class docstring."""
+        out, pos = [], 0
+        for t in self.norm:
+            out.append(pos)
+            pos += len(t) + 1
+        return out
 
     def chunks_of_span(self, start: int, end: int) -> list[Chunk]:
         """Chunks overlapped by the half-open span ``[start, end)`` of :attr:`joined`."""
@@ -64,21 +107,71 @@ def common_heading_path(chunks: Sequence[Chunk], normalize: Callable[[str], str]
 
 
 class CorpusView:
-    """Corpus metadata plus lazily re-chunked documents.
+    """Corpus metadata plus lazily chunked documents.
 
     Args:
-        source: the scanned corpus.
+        source: the scanned corpus (for a database: its identity and document metadata, :meth:`from_database`).
         chunker: the chunker named by the gold set's manifest.
+        load_chunks: ``(doc_id) -> chunks`` of one document; default: decode the document's file under
+            ``source.root`` and chunk it with ``chunker``.
     """
 
-    def __init__(self, source: CorpusSource, chunker: Chunker) -> None:
+    def __init__(
+        self, source: CorpusSource, chunker: Chunker, load_chunks: Callable[[str], list[Chunk]] | None = None
+    ) -> None:
         self.source = source
         self.chunker = chunker
         self.docs: dict[str, DocMeta] = {d.doc_id: d for d in source.docs}
+        self._load_chunks = load_chunks or self._chunk_file
         self._cache: dict[str, DocChunks] = {}
 
+    @classmethod
+    def from_database(cls, corpus: Corpus) -> CorpusView:
+        """The view of an ingested corpus database: identity from its manifest, documents from ``documents``,
+        each cited document's chunks read from ``chunks`` (in chunk order) instead of re-chunking the Markdown.
+
+        Raises:
+            HarnessInputError: the database's chunker is unknown here.
+        """
+        m = corpus.manifest
+        docs = [
+            DocMeta(
+                doc_id=r.doc_id,
+                path=r.path,
+                title=r.title,
+                date=r.date,
+                institution=r.institution,
+                doc_type=r.doc_type,
+                collection=r.collection,
+                section=r.section,
+                words=r.words,
+                extra=r.meta,
+                sha256=r.sha256,
+            )
+            for r in corpus.documents().values()
+        ]
+        source = CorpusSource(root=Path(m.source_dir), name=m.name, docs=docs, corpus_hash=m.corpus_hash)
+
+        def load(doc_id: str) -> list[Chunk]:
+            rows = corpus.conn.execute(
+                "SELECT chunk_id, chunk_index, heading_path, char_start, char_end, n_words, text FROM chunks "
+                "WHERE doc_id = ? ORDER BY chunk_index",
+                (doc_id,),
+            ).fetchall()
+            return [Chunk(r[0], doc_id, r[1], tuple(json.loads(r[2])), r[3], r[4], r[5], r[6]) for r in rows]
+
+        return cls(source, get_chunker(m.chunker_id), load)
+
+    def _chunk_file(self, doc_id: str) -> list[Chunk]:
+        full = self.source.root / self.docs[doc_id].path
+        try:
+            data = full.read_bytes()
+        except OSError as exc:
+            raise HarnessInputError(f"{full}: cannot read corpus document {doc_id} ({exc.strerror})") from None
+        return self.chunker.chunk(doc_id, decode_source(data, origin=str(full)))
+
     def doc(self, doc_id: str) -> DocChunks | None:
-        """The re-chunked document ``doc_id``, or ``None`` when the corpus has no such document.
+        """The chunked document ``doc_id``, or ``None`` when the corpus has no such document.
 
         Raises:
             HarnessInputError: the document's file is unreadable or not UTF-8.
@@ -88,31 +181,13 @@ class CorpusView:
         meta = self.docs.get(doc_id)
         if meta is None:
             return None
-        full = self.source.root / meta.path
-        try:
-            data = full.read_bytes()
-        except OSError as exc:
-            raise HarnessInputError(f"{full}: cannot read corpus document {doc_id} ({exc.strerror})") from None
-        chunks = self.chunker.chunk(doc_id, decode_source(data, origin=str(full)))
-        norm = [self.chunker.normalize(c.text) for c in chunks]
-        starts, pos = [], 0
-        for t in norm:
-            starts.append(pos)
-            pos += len(t) + 1
-        dc = DocChunks(
-            meta=meta,
-            chunks=chunks,
-            by_id={c.chunk_id: c for c in chunks},
-            norm=norm,
-            joined=" ".join(norm),
-            starts=starts,
-        )
+        dc = DocChunks(meta, self._load_chunks(doc_id), self.chunker.normalize)
         self._cache[doc_id] = dc
         return dc
 
     @property
     def chunked_documents(self) -> int:
-        """How many documents have been re-chunked so far."""
+        """How many documents have been chunked (or read from the database) so far."""
         return len(self._cache)
 
     def locate_chunk(self, chunk_id: str) -> Chunk | None:

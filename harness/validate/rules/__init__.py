@@ -7,7 +7,7 @@ without ``per_split``, V017 without ``split_grouping``), or that does not concer
 multi_document, V015 without a manifest), is reported as "not applicable", never as passed.
 
 The rules live in :mod:`~harness.validate.rules.corpus` (V001–V005), :mod:`~harness.validate.rules.contract`
-(V010–V017) and :mod:`~harness.validate.rules.records` (V020–V033); each function's docstring says what it checks.
+(V010–V017) and :mod:`~harness.validate.rules.records` (V020–V034); each function's docstring says what it checks.
 The table below is generated from those docstrings (:func:`rules_table`).
 
 """

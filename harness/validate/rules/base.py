@@ -42,7 +42,8 @@ class Context:
     Attributes:
         goldset: the gold set (possibly corrected in memory).
         lines: JSONL line of each record, by index.
-        contract: the contract.
+        contract: the contract, or ``None`` when only the rules that need none run (the checks before scoring,
+            :mod:`harness.validate.scoring`: the corpus rules and :data:`~harness.validate.scoring.STRUCTURAL_RULES`).
         corpus: the corpus view, or ``None`` when the corpus is unavailable.
         ids_at: ``{record id: [indices of the records with that id]}`` (derived).
         questions_at: ``{normalised question: [indices]}`` (derived, :func:`normalize_question`).
@@ -50,7 +51,7 @@ class Context:
 
     goldset: GoldSet
     lines: list[int | None]
-    contract: Contract
+    contract: Contract | None
     corpus: CorpusView | None = None
     ids_at: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False)
     questions_at: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False)
@@ -79,6 +80,11 @@ def ok() -> Finding:
 def fail(msg: str, where: str = "", **details) -> Finding:
     """A failed check: ``msg`` says what is wrong, ``where`` the field path, ``details`` machine-readable extras."""
     return Finding("fail", msg, where, details)
+
+
+def warn(msg: str, where: str = "", **details) -> Finding:
+    """A finding for a person to look at (status ``warn``): shown in every format, never changes the exit code."""
+    return Finding("warn", msg, where, details)
 
 
 def not_checked(msg: str, where: str = "") -> Finding:

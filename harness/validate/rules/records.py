@@ -1,4 +1,4 @@
-"""Record rules V020–V033: uniqueness, multi-document hops, false premises, dates and evidence, record by record."""
+"""Record rules V020–V034: uniqueness, multi-document hops, false premises, dates and evidence, record by record."""
 
 from __future__ import annotations
 
@@ -7,8 +7,18 @@ import re
 
 from harness.corpus.chunker import normalize_text
 from harness.goldset.schema import GoldRecord
+from harness.validate.figures import unsupported_figures
 from harness.validate.report import Finding
-from harness.validate.rules.base import Context, fail, line_of, normalize_question, not_applicable, ok, rule
+from harness.validate.rules.base import (
+    Context,
+    fail,
+    line_of,
+    normalize_question,
+    not_applicable,
+    ok,
+    rule,
+    warn,
+)
 
 
 @rule("V020", "unique-id", scope="record", needs_corpus=False)
@@ -188,14 +198,14 @@ def v032_as_of_date(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
 
 @rule("V033", "evidence-present", scope="record", needs_corpus=False)
 def v033_evidence_present(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
-    """gold documents present and distinct; required ones have non-empty quotes
+    """gold documents distinct; required ones have non-empty quotes
 
-    Checks: at least one gold document; gold documents distinct; every required (grade 2) gold document has
-    evidence (unless the contract says ``require_evidence = false``: a documents-only set); no quote empty after
-    normalisation; no repeated (chunk_id, quote) within a document
+    Checks: gold documents distinct; every required (grade 2) gold document has
+    evidence (unless the contract says ``require_evidence = false``: a documents-only set; not asked before
+    scoring, where no contract is read); no quote empty after normalisation; no repeated (chunk_id, quote) within a
+    document. (An empty gold_documents list is refused when the set is loaded.)
     """
-    if not rec.gold_documents:
-        return [fail("no gold documents", "gold_documents")]
+    require_evidence = ctx.contract is not None and ctx.contract.require_evidence
     out = []
     seen: dict[str, int] = {}
     for gi, g in enumerate(rec.gold_documents):
@@ -205,7 +215,7 @@ def v033_evidence_present(ctx: Context, i: int, rec: GoldRecord) -> list[Finding
         else:
             seen[did] = gi
             out.append(ok())
-        if g.effective_grade == 2 and not g.evidence and ctx.contract.require_evidence:
+        if g.effective_grade == 2 and not g.evidence and require_evidence:
             out.append(fail(f"required gold document {did} has no evidence", f"gold_documents[{gi}].evidence"))
         pairs: set[tuple[str, str]] = set()
         for ei, e in enumerate(g.evidence):
@@ -219,3 +229,30 @@ def v033_evidence_present(ctx: Context, i: int, rec: GoldRecord) -> list[Finding
                 out.append(ok())
             pairs.add((str(e.chunk_id), q))
     return out
+
+
+@rule("V034", "answer-figures-quoted", scope="record", needs_corpus=False)
+def v034_answer_figures_quoted(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """the reference answer's figures occur in its quotes (warn)
+
+    Checks: every date, article number and number of the reference answer occurs in one of the record's quotes
+    (``quote`` and ``source_quote`` of every evidence item) or in its question (the answer restating what was
+    asked; extraction and matching: :mod:`harness.validate.figures`); a figure found in none is a *warning*
+    (status ``warn``: a person checks the answer against the law; the exit code does not change). Not applicable
+    without a reference answer or without quotes (a documents-only record)
+    """
+    if not rec.reference_answer:
+        return [not_applicable("no reference answer", "reference_answer")]
+    quotes = [q for g in rec.gold_documents for e in g.evidence for q in (e.quote, e.source_quote) if q]
+    if not quotes:
+        return [not_applicable("no quotes to compare the reference answer with", "reference_answer")]
+    missing = unsupported_figures(rec.reference_answer, quotes, also_in=rec.question)
+    if not missing:
+        return [ok()]
+    return [
+        warn(
+            f"figure(s) of the reference answer found in none of its quotes: {', '.join(missing)}",
+            "reference_answer",
+            figures=missing,
+        )
+    ]
