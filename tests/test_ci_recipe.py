@@ -262,8 +262,9 @@ def job_env(variables: dict, setup: dict, tmp: Path, **overrides: str) -> dict[s
     ``python`` resolving to ``sys.executable``."""
     bin_dir = tmp / "bin"
     bin_dir.mkdir(exist_ok=True)
-    if not (bin_dir / "python").exists():
-        (bin_dir / "python").symlink_to(sys.executable)
+    wrapper = bin_dir / "python"  # exec's the real path, so a venv interpreter keeps its venv
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', "utf-8")
+    wrapper.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HARNESS_", "GITHUB_", "CI_"))}
     env.update({k: str(v) for k, v in variables.items()})
     env.update(
