@@ -10,7 +10,7 @@ cache/restore = the corpus and work directory the test wrote (their ``path`` mus
 corpus (30 short documents) and gold set (30 questions, one document each) are written by the test; the baseline is a
 ``harness run --systems bm25`` made here. Three drives see the documented exit codes: PASS 0 (the candidate is
 ``harness run`` of the same system), FAIL 1 and INCONCLUSIVE 3 (the candidate is ``harness evaluate`` of a TREC file:
-every gold document pushed to rank 5, or three questions' gold document swapped to rank 2), with the JSON verdict,
+every gold document pushed to rank 2 to 6, or three questions' gold document swapped to rank 2), with the JSON verdict,
 the JUnit XML (parsed, schema-shaped) and the Markdown comment checked each time.
 
 A workflow that uses an expression, condition or action this runner does not know fails the test rather than being
@@ -135,7 +135,7 @@ def setup(tmp_path_factory) -> dict:
         "goldset": goldset,
         "warm": warm,
         "baseline": baseline,
-        "fail": trec("fail", {q: 5 for q in gold}),
+        "fail": trec("fail", {q: 2 + i % 5 for i, q in enumerate(sorted(gold))}),
         "inconclusive": trec("inconclusive", {"SP-003": 2, "SP-013": 2, "SP-023": 2}),
     }
 
@@ -359,3 +359,14 @@ def test_gitlab_job_script_from_a_fresh_clone(setup, tmp_path):
     comment = (out / "comment.md").read_text("utf-8")
     assert comment.startswith("## Gate: INCONCLUSIVE (exit 3)") and "[HTML report]" not in comment
     assert (out / "report.html").is_file() and (out / "exit-code").read_text().strip() == "3"
+
+
+def test_docs_state_the_gate_exit_codes_and_are_linked_from_the_readme():
+    from harness.evaluation.gate import EXIT_CODES
+
+    text = (REPO / "docs" / "ci.md").read_text("utf-8")
+    rows = dict(re.findall(r"^\| (\d) \| ([A-Za-z]+) \|", text, flags=re.M))
+    assert rows == {**{str(c): d for d, c in EXIT_CODES.items()}, "2": "unusable"}
+    assert "(docs/ci.md)" in (REPO / "README.md").read_text("utf-8")
+    for path in (WORKFLOW, GITLAB):
+        assert f"../{path}" in text
