@@ -19,7 +19,7 @@ from harness.report.markdown import table
 CAP = 10
 """Regressed questions shown in a table; the rest are counted."""
 
-_HEAD = ("question", "category", "baseline", "candidate", "diff", "first gold rank: baseline -> candidate")
+_HEAD = ("question", "category", "baseline", "candidate", "diff", "gold rank: base -> cand")
 
 
 def _rank(r: int | None) -> str:
