@@ -283,7 +283,7 @@ def combine(checks: Sequence[GateCheck]) -> tuple[str, str]:
 
 @dataclass
 class GateVerdict:
-    """The gate's verdict (written as JSON by ``--verdict``, printed by every format).
+    """The gate's verdict (printed by every output format; its JSON form is :meth:`to_dict`).
 
     Attributes:
         decision: ``PASS``, ``FAIL`` or ``INCONCLUSIVE`` (:func:`combine`); exit_code: 0, 1 or 3, after
