@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.errors import HarnessInputError
 from harness.report import formats, markdown_verbs
-from harness.report.formats import FORMATS, KINDS, Result, check_output, emit
+from harness.report.formats import FORMAT_KINDS, FORMATS, KINDS, Result, check_output, emit
 
 runner = CliRunner()
 
@@ -57,15 +57,19 @@ def test_every_verb_takes_format_and_out(verb):
         assert "--json" in params and params["--json"].hidden
 
 
+#: The formats of every kind (junit is the gate's only).
+GENERAL = [f for f in FORMATS if f not in FORMAT_KINDS]
+
+
 def test_registry_covers_every_kind_in_every_format():
-    assert set(FORMATS) == {"table", "json", "markdown"}
+    assert set(FORMATS) == {"table", "json", "markdown", "junit"} and FORMAT_KINDS == {"junit": ("gate",)}
     assert set(KINDS) == set(formats._TABLES) == set(markdown_verbs._RENDERERS)
 
 
 def test_a_new_format_is_one_renderer_and_one_line(monkeypatch, capsys):
     seen = []
-    monkeypatch.setitem(FORMATS, "junit", lambda result, console: seen.append(result.kind))
-    emit(Result("power", {"x": 1}), "junit")
+    monkeypatch.setitem(FORMATS, "csv", lambda result, console: seen.append(result.kind))
+    emit(Result("power", {"x": 1}), "csv")
     assert seen == ["power"]
 
 
@@ -138,7 +142,7 @@ def test_judging_verbs_in_every_format(tmp_path):
     a, b = _values(shift=0.05)
     base = make_run(tmp_path, "base", {"bm25": a})
     cand = make_run(tmp_path, "cand", {"new": b})
-    for fmt in FORMATS:
+    for fmt in GENERAL:
         r = invoke("compare", base, cand, "--metrics", "mrr", "--format", fmt)
         assert r.exit_code == 0, r.output
         g = invoke("gate", "--baseline", base, "--candidate", cand, "--verdict", tmp_path / "v.json", "--format", fmt)
@@ -152,14 +156,14 @@ def test_judging_verbs_in_every_format(tmp_path):
             assert json.loads(p.stdout)["data"]["clusters_needed"] > 0
         elif fmt == "markdown":
             assert r.stdout.startswith("### Paired differences B - A") and "| bm25 | new | mrr |" in r.stdout
-            assert g.stdout.startswith("### Gate: **PASS** on mrr")
+            assert g.stdout.startswith("## Gate: PASS (exit 0) on mrr")
             assert p.stdout.startswith("### Power plan: bm25 mrr")
         else:
             assert "paired differences B - A" in r.stdout and g.stdout.startswith("PASS: mrr new - bm25")
 
 
 def test_validate_exit_code_is_kept_in_every_format():
-    for fmt in FORMATS:
+    for fmt in GENERAL:
         r = invoke("validate", REAL_GOLDSET, "--format", fmt)
         assert r.exit_code == 0, r.output
         if fmt == "markdown":

@@ -19,7 +19,12 @@ _WIDTH = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "150"))
 console = Console(width=_WIDTH)
 err_console = Console(stderr=True, width=_WIDTH)
 
-WORKDIR = typer.Option(Path(".harness"), "--workdir", help="Derived files (database, indexes, caches).")
+WORKDIR = typer.Option(
+    Path(".harness"),
+    "--workdir",
+    envvar="HARNESS_WORKDIR",
+    help="Derived files (database, indexes, caches); default $HARNESS_WORKDIR, else .harness.",
+)
 RUNS_DIR = typer.Option(Path("runs"), "--runs-dir", help="Where run records go.")
 
 
@@ -45,16 +50,19 @@ RESULT_OUT = typer.Option(
 JSON_ALIAS = typer.Option(False, "--json", hidden=True, help="Deprecated: same as --format json.")
 
 
-def output_format(fmt: str, as_json: bool = False, *, out: str = "-", field: str = "--out") -> str:
+def output_format(
+    fmt: str, as_json: bool = False, *, out: str = "-", field: str = "--out", kind: str | None = None
+) -> str:
     """The output format chosen (``--json`` is a deprecated alias of ``--format json``), after checking the format
-    and the output file, before the verb does any work."""
+    (for the verb's result ``kind``: a format of some kinds only, such as ``junit``, is refused elsewhere) and the
+    output file, before the verb does any work."""
     from harness.report.formats import check_format, check_output
 
     if as_json:
         err_console.print("note: --json is deprecated; use --format json", highlight=False)
         fmt = "json"
     try:
-        check_format(fmt)
+        check_format(fmt, kind)
         check_output(out, field=field)
     except HarnessError as exc:
         _fail(exc)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import typer
 
 from harness.cli._checks import at_least, number
-from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format
-from harness.errors import HarnessError
+from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, err_console, output_format
+from harness.errors import HarnessError, HarnessInputError
 
 ALLOW_UNHASHED = typer.Option(
     False, "--allow-unhashed", help="Accept, unverified, a run record written before records were hashed."
@@ -43,7 +46,7 @@ def compare(
     from harness.evaluation.compare import DEFAULT_COMPARE_METRICS, compare_runs
     from harness.evaluation.runs import check_hashed
 
-    fmt = output_format(fmt, as_json, out=out)
+    fmt = output_format(fmt, as_json, out=out, kind="comparison")
     ids = DEFAULT_COMPARE_METRICS if metrics is None else tuple(m.strip() for m in metrics.split(",") if m.strip())
     try:
         for field, path in (("RUN_A", run_a), ("RUN_B", run_b)):
@@ -61,6 +64,45 @@ def compare(
     except HarnessError as exc:
         _fail(exc)
     emit("comparison", rep, fmt, out)
+
+
+GATE_FORMAT = typer.Option(
+    "table",
+    "--format",
+    help="Output format: table (terminal), json (one envelope), markdown (a pull-request comment) or junit (JUnit "
+    "XML for CI test reporters).",
+)
+
+
+def check_report_url(url: str | None) -> str | None:
+    """``url`` when it is an absolute http(s) URL (or ``None``).
+
+    Raises:
+        HarnessInputError: another scheme, no host, or white space (naming ``--report-url``).
+    """
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or any(ch.isspace() for ch in url):
+        raise HarnessInputError(f"--report-url {url!r}: expected an absolute http:// or https:// URL")
+    return url
+
+
+def _verdict_target(verdict: str | None, fmt: str, out: str) -> tuple[str, str | None]:
+    """``(format, file for the JSON verdict)`` under the deprecated ``--verdict``: ``-`` is ``--format json`` on
+    stdout; a FILE gets the verdict's JSON data beside the ``--format`` output (checked like ``--out``)."""
+    if verdict is None:
+        return fmt, None
+    if verdict == "-":
+        if out != "-" or fmt not in ("table", "json"):
+            raise HarnessInputError(f"--verdict -: stdout already carries --format {fmt} (use --format json)")
+        return "json", None
+    from harness.report.formats import check_output
+
+    check_output(verdict, field="--verdict")
+    if out != "-" and os.path.realpath(out) == os.path.realpath(verdict):
+        raise HarnessInputError(f"--verdict {verdict}: the same file as --out; give one of them")
+    return fmt, verdict
 
 
 @app.command()
@@ -87,21 +129,27 @@ def gate(
     on_inconclusive: str = typer.Option(
         None, "--on-inconclusive", help="Map an INCONCLUSIVE verdict (exit 3) to fail (exit 1) or pass (exit 0)."
     ),
-    verdict: Path = typer.Option(Path("gate-verdict.json"), "--verdict", help="Where the JSON verdict goes."),
     allow_unhashed: bool = ALLOW_UNHASHED,
-    fmt: str = FORMAT,
+    report_url: str = typer.Option(
+        None, "--report-url", help="Link to the HTML report (http or https URL), shown by markdown and junit."
+    ),
+    verdict: str = typer.Option(
+        None, "--verdict", hidden=True, help="Deprecated: the JSON verdict to FILE (- = --format json on stdout)."
+    ),
+    fmt: str = GATE_FORMAT,
     out: str = OUT,
 ) -> None:
     """Non-inferiority gate: exit 0 PASS (lower bound > -margin), 1 FAIL (upper bound < -margin), 2 unusable or
     incomparable input, 3 INCONCLUSIVE (neither; --on-inconclusive maps it). PASS needs every metric and guard to
-    pass, FAIL any one to fail (intersection-union, no multiplicity adjustment)."""
+    pass, FAIL any one to fail (intersection-union, no multiplicity adjustment). Nothing is written to a file unless
+    --out is given; questions missing on either side are always warned about on stderr."""
     from harness.evaluation.gate import gate as do_gate
     from harness.evaluation.runs import check_hashed
-    from harness.report.formats import check_output
+    from harness.report.formats import write_output
 
-    fmt = output_format(fmt, out=out)
+    fmt = output_format(fmt, out=out, kind="gate")
     try:
-        check_output(verdict, field="--verdict")
+        fmt, verdict_file = _verdict_target(verdict, fmt, out)
         for field, path in (("--baseline", baseline), ("--candidate", candidate)):
             check_hashed(path, allow_unhashed=allow_unhashed, field=field)
         v = do_gate(
@@ -115,11 +163,17 @@ def gate(
             guards=list(guard or []),
             split=split,
             on_inconclusive=on_inconclusive,
-            verdict_path=verdict,
         )
+        v.report_url = check_report_url(report_url)
+        if verdict_file is not None:
+            text = json.dumps(v.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+            write_output(text, verdict_file, field="--verdict")
     except HarnessError as exc:
         _fail(exc)
     emit("gate", v, fmt, out)
+    if fmt == "table" and out == "-":  # the table on stdout shows the warnings; these go to stderr as well
+        for w in v.missing_question_warnings():
+            err_console.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(v.exit_code)
 
 

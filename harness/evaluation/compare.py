@@ -26,6 +26,7 @@ from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
 from harness.evaluation.gate import judge
 from harness.evaluation.pairing import check_split, level_available, paired_values, pick_pairs
+from harness.evaluation.regressions import regressed_questions
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS
@@ -57,6 +58,9 @@ class MetricComparison:
             ``lower``, ``upper``, ``df``, ``method``, ``warnings``).
         missing_a, missing_b: questions without any ranking (scored 0) on each side.
         warnings: the interval's warnings (few clusters).
+        regressions: the questions B does worse on than A, worst first, every one
+            (:class:`harness.evaluation.regressions.Regression` as dicts: qid, category, baseline (A), candidate (B),
+            diff, rank_baseline, rank_candidate of the first gold item at the metric's level, level).
     """
 
     system_a: str
@@ -74,6 +78,7 @@ class MetricComparison:
     missing_a: int = 0
     missing_b: int = 0
     warnings: list[str] = field(default_factory=list)
+    regressions: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -209,6 +214,7 @@ def compare_runs(
                     missing_a=pv.missing_a,
                     missing_b=pv.missing_b,
                     warnings=iv.warnings,
+                    regressions=[asdict(r) for r in regressed_questions(a, b, sa, sb, metric, pv)],
                 )
             )
         if len(group) > 1:

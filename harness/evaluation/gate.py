@@ -43,8 +43,8 @@ from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
 from harness.evaluation.pairing import PairedValues, level_available, paired_values, pick_pairs
 from harness.evaluation.power import plan_clusters
+from harness.evaluation.regressions import regressed_questions
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
-from harness.io import atomic_write_json
 from harness.metrics import MetricSpec
 from harness.stats import default_method, minimum_detectable_difference, paired
 from harness.stats.methods import get as get_method
@@ -124,6 +124,9 @@ class GateCheck:
         not_estimable: why the MDD is not estimable (degenerate data), else ``None``.
         interval: the interval (:meth:`harness.stats.Interval.to_dict`), or ``None``.
         warnings: the interval's warnings (few clusters).
+        regressions: the questions of the check the candidate does worse on, worst first, uncapped
+            (:class:`harness.evaluation.regressions.Regression` as dicts: qid, category, baseline, candidate, diff,
+            rank_baseline, rank_candidate, level).
     """
 
     name: str
@@ -147,6 +150,7 @@ class GateCheck:
     not_estimable: str | None = None
     interval: dict | None = None
     warnings: list[str] = field(default_factory=list)
+    regressions: list[dict] = field(default_factory=list)
 
 
 def _mdd(iv, alpha: float) -> float | None:
@@ -279,7 +283,7 @@ def combine(checks: Sequence[GateCheck]) -> tuple[str, str]:
 
 @dataclass
 class GateVerdict:
-    """The gate's verdict (written as JSON by ``--verdict``, printed by every format).
+    """The gate's verdict (printed by every output format; its JSON form is :meth:`to_dict`).
 
     Attributes:
         decision: ``PASS``, ``FAIL`` or ``INCONCLUSIVE`` (:func:`combine`); exit_code: 0, 1 or 3, after
@@ -293,6 +297,8 @@ class GateVerdict:
         checks: one :class:`GateCheck` per metric, then per guard.
         combination: how the checks combine, in words.
         warnings: few-cluster and missing-question warnings.
+        report_url: a link to the HTML report (``harness gate --report-url``), shown by the Markdown and JUnit
+            formats; ``None`` when not given.
     """
 
     decision: str
@@ -316,6 +322,17 @@ class GateVerdict:
     checks: list[GateCheck]
     combination: str = COMBINATION
     warnings: list[str] = field(default_factory=list)
+    report_url: str | None = None
+
+    def missing_question_warnings(self) -> list[str]:
+        """One warning per side that lacks rankings for questions of the split, with the counts (these questions
+        score 0 on that side); empty when both sides rank every question."""
+        systems = {"baseline": self.system_baseline, "candidate": self.system_candidate}
+        return [
+            f"the {side} ({systems[side]}) has no ranking for {n} of {self.n_questions} questions; they score 0"
+            for side, n in self.missing_questions.items()
+            if n
+        ]
 
     def to_dict(self) -> dict:
         """The JSON form: every field (``None`` where a number does not exist, never NaN); every interval carries its
@@ -352,7 +369,6 @@ def gate(
     guards: Mapping[str, float] | Sequence[Guard | str] | None = None,
     split: str = "all",
     on_inconclusive: str | None = None,
-    verdict_path: str | Path | None = None,
 ) -> GateVerdict:
     """Non-inferiority gate on the paired difference candidate - baseline, three-way (module docstring).
 
@@ -366,7 +382,6 @@ def gate(
             strings (:func:`parse_guard`); a guard without a metric judges the first metric.
         split: ``all``, ``dev`` or ``test``: the questions judged (the gold set's ``split`` field).
         on_inconclusive: ``None`` (exit 3), ``"fail"`` (exit 1) or ``"pass"`` (exit 0) for an INCONCLUSIVE verdict.
-        verdict_path: where to write the JSON verdict atomically (``None``: nowhere).
 
     Returns:
         The :class:`GateVerdict`.
@@ -402,13 +417,16 @@ def gate(
         values[m] = paired_values(a, b, sa, sb, m, split=split)
     for m in metrics:
         checks.append(judge(values[m], margin=margin, alpha=alpha, metric=m, method=method))
+        checks[-1].regressions = [asdict(r) for r in regressed_questions(a, b, sa, sb, m, values[m])]
     for g in guard_list:
         m = g.metric or metrics[0]
         pv = values[m]
         mask = np.array([c == g.category for c in pv.categories])
         if not mask.any():
             raise HarnessInputError(f"--guard: category {g.category!r} has no questions in this gold set ({split})")
-        checks.append(judge(pv.where(mask), margin=g.margin, alpha=alpha, metric=m, category=g.category, method=method))
+        sub = pv.where(mask)
+        checks.append(judge(sub, margin=g.margin, alpha=alpha, metric=m, category=g.category, method=method))
+        checks[-1].regressions = [asdict(r) for r in regressed_questions(a, b, sa, sb, m, sub)]
     decision, reason = combine(checks)
     exit_code = EXIT_CODES[decision]
     if decision == "INCONCLUSIVE" and on_inconclusive:
@@ -418,10 +436,6 @@ def gate(
     warnings = list(dict.fromkeys(w for c in checks for w in c.warnings))
     if a.manifest.clusters.warning and split == "all":
         warnings.append(a.manifest.clusters.warning)
-    for side, n in missing.items():
-        if n:
-            warnings.append(f"the {side} ({sa if side == 'baseline' else sb}) has no ranking for {n} of "
-                            f"{len(first.qids)} questions; they score 0")  # fmt: skip
     gs = a.manifest.goldset
     verdict = GateVerdict(
         decision=decision,
@@ -445,6 +459,5 @@ def gate(
         checks=checks,
         warnings=warnings,
     )
-    if verdict_path:
-        atomic_write_json(verdict_path, verdict.to_dict())
+    verdict.warnings += verdict.missing_question_warnings()
     return verdict

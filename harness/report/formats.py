@@ -10,16 +10,18 @@ Formats (:data:`FORMATS`, name -> renderer ``(result, console) -> None``):
 * ``json`` - one envelope per result, ``{"kind", "schema_version", "path" (when a record was written), "data"}``,
   ``data`` being the kind's machine form (:data:`KINDS`); non-finite numbers are written as ``Infinity`` as in the
   run record's own files;
-* ``markdown`` - GitHub-flavoured Markdown (:mod:`harness.report.markdown_verbs`), every input string escaped.
+* ``markdown`` - GitHub-flavoured Markdown (:mod:`harness.report.markdown_verbs`), every input string escaped;
+* ``junit`` - JUnit XML (:mod:`harness.report.junit`), for the ``gate`` kind only (:data:`FORMAT_KINDS`): asking
+  it of another verb is refused before the verb runs (:func:`check_format` with the verb's kind).
 
 Warnings (few clusters, questions missing on either side, a truncated ICC) are part of every format's output (the
 ``warnings`` of the JSON ``data``, Markdown block quotes, yellow table lines; :func:`warnings_of`), and :func:`emit`
 also prints them on stderr unless the output is the table on stdout.
 
-Adding a format (e.g. ``junit``: the gate's :class:`~harness.evaluation.gate.GateVerdict` holds one check per metric
-and per guard with its decision and reason) is one module with a renderer ``(result, console) -> None`` and one line in
-:data:`FORMATS`. Output files are written atomically; a path that exists and is not a regular file (a folder, a
-device such as ``/dev/null``, a link) is never written, and a missing parent folder is never created.
+Adding a format is one module with a renderer ``(result, console) -> None`` and one line in :data:`FORMATS` (and one
+in :data:`FORMAT_KINDS` when it applies to some kinds only). Output files are written atomically; a path that exists
+and is not a regular file (a folder, a device such as ``/dev/null``, a link) is never written, and a missing parent
+folder is never created (:func:`check_output`, the one check of every ``--out`` file).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from rich.console import Console
 from harness.errors import HarnessInputError
 from harness.evaluation.record import RUN_SCHEMA_VERSION
 from harness.io import atomic_write_text
+from harness.report.junit import junit_xml
 from harness.report.markdown_verbs import render as markdown_of
 from harness.report.studies import render_known_item, render_sensitivity, render_study
 from harness.report.terminal import (
@@ -202,22 +205,37 @@ def format_table(result: Result, console: Console) -> None:
         console.print(Text(f"{_WHAT[result.kind]}: {result.path}"))
 
 
+def format_junit(result: Result, console: Console) -> None:
+    """The ``junit`` format (:func:`harness.report.junit.junit_xml`; the ``gate`` kind only)."""
+    check_format("junit", result.kind)
+    console.file.write(junit_xml(result.value))
+
+
 #: Output formats: name -> renderer ``(result, console) -> None``.
 FORMATS: dict[str, Callable[[Result, Console], None]] = {
     "table": format_table,
     "json": format_json,
     "markdown": format_markdown,
+    "junit": format_junit,
 }
 
+#: Formats that apply to some kinds only: name -> those kinds (every other format applies to every kind).
+FORMAT_KINDS: dict[str, tuple[str, ...]] = {"junit": ("gate",)}
 
-def check_format(fmt: str) -> str:
-    """``fmt`` when it names a format of :data:`FORMATS`.
+
+def check_format(fmt: str, kind: str | None = None) -> str:
+    """``fmt`` when it names a format of :data:`FORMATS` that applies to results of ``kind`` (``None``: a verb that
+    does not name its kind, to which only the formats of every kind apply).
 
     Raises:
-        HarnessInputError: an unknown format, listing the known ones.
+        HarnessInputError: an unknown format, listing the known ones; a format of other kinds only (``--format
+            junit: applies to gate only``).
     """
     if fmt not in FORMATS:
         raise HarnessInputError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    kinds = FORMAT_KINDS.get(fmt)
+    if kinds is not None and kind not in kinds:
+        raise HarnessInputError(f"--format {fmt}: applies to {', '.join(kinds)} only")
     return fmt
 
 
@@ -276,7 +294,7 @@ def emit(
     Raises:
         HarnessInputError: an unknown format, an output path refused by :func:`check_output` (exit 2).
     """
-    render = FORMATS[check_format(fmt)]
+    render = FORMATS[check_format(fmt, result.kind)]
     to_stdout = out is None or str(out) == "-"
     if to_stdout:
         render(result, console or Console())

@@ -7,11 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from harness.evaluation.gate import EXIT_CODES
 from harness.goldset.schema import CATEGORIES
 from harness.report.format import MISSING, Markup, diff_iv, fmt_iv, legend, md, mean_iv, num, pct, pts, spaced, wtl
 from harness.report.markdown import known_item_table, table
+from harness.report.regressions import regressions_markdown
 from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, run_slice, run_warnings, slice_intervals
+
+URL_SAFE = "/:?#@!$&'*+,;=%~-._"
+"""Characters of a URL left as they are by :func:`report_link` (the rest is percent-encoded)."""
 
 
 def _legend(ivs) -> list[str]:
@@ -115,6 +121,7 @@ def _comparison(rep, _path) -> list[str]:
         ]
         out += ["", f"#### {md(c.metric)}: {md(c.system_b)} - {md(c.system_a)} per category", ""]
         out.append(table(["category", "n", "B - A [CI] (>= 2 clusters)", "W/T/L"], crow))
+        out += regressions_markdown(f"{c.metric}: {c.system_b} - {c.system_a}", c.regressions)
     out += [x for n in rep.notes for x in ("", f"> **Note:** {md(n)}")]
     out += _warnings(rep.warnings)
     return out
@@ -124,9 +131,23 @@ def _mdd(c) -> str:
     return "not estimable" if c.minimum_detectable_difference is None else f"{c.minimum_detectable_difference:.4f}"
 
 
-def _gate(v, _path) -> list[str]:
+def report_link(url: str) -> str:
+    """A Markdown link line to the HTML report: ``[HTML report](URL)`` with every character outside the URL's own
+    punctuation percent-encoded (RFC 3986), so no URL can close the link or add markup."""
+    return f"[HTML report]({quote(url, safe=URL_SAFE)})"
+
+
+def gate_headline(v) -> str:
+    """``## Gate: INCONCLUSIVE (exit 3) on mrr, recall@10`` (with the ``--on-inconclusive`` policy when it changed
+    the exit code)."""
     metrics = ", ".join(dict.fromkeys(c.metric for c in v.checks))
-    out = [f"### Gate: {Markup('**' + v.decision + '**')} on {md(metrics)}", "", md(v.reason)]
+    policy = "" if v.exit_code == EXIT_CODES[v.decision] else f", --on-inconclusive {v.on_inconclusive}"
+    return f"## Gate: {md(v.decision)} (exit {v.exit_code}{md(policy)}) on {md(metrics)}"
+
+
+def _gate(v, _path) -> list[str]:
+    """A ready pull-request comment: headline, the checks' table, the reason in plain words, each check's reason,
+    the regressed questions of each metric check, the link to the HTML report, provenance and warnings."""
     rows = [
         [
             c.name,
@@ -142,9 +163,16 @@ def _gate(v, _path) -> list[str]:
     ]
     head = ["check", "diff", f"{100 * v.level:g} % interval", "-margin", "MDD (80 %)", "clusters needed",
             "clusters / questions", "verdict"]  # fmt: skip
-    out += ["", table(head, rows, ["l", "r", "r", "r", "r", "r", "r", "l"])]
+    out = [gate_headline(v), "", table(head, rows, ["l", "r", "r", "r", "r", "r", "r", "l"])]
     out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
-    out += ["", "Reasons:", ""] + [f"- {md(c.name)}: {md(c.reason)}" for c in v.checks]
+    out += ["", f"**Why:** {md(v.reason)}"]
+    if len(v.checks) > 1:
+        out += ["", "Reasons:", ""] + [f"- {md(c.name)}: {md(c.reason)}" for c in v.checks]
+    for c in v.checks:
+        if c.kind == "metric":
+            out += regressions_markdown(f"{c.metric}: {v.system_candidate} - {v.system_baseline}", c.regressions)
+    if v.report_url:
+        out += ["", report_link(v.report_url)]
     out += [
         "",
         md(

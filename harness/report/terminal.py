@@ -20,6 +20,7 @@ from harness.evaluation.sweep import SweepResult
 from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS
 from harness.report.format import MISSING, diff_iv, fmt_iv, legend, mean_iv, num, rich_text, spaced, wtl
+from harness.report.regressions import regressions_table
 
 MAIN_METRICS = METRIC_SETS["terminal"]
 EVIDENCE_METRICS = METRIC_SETS["terminal_evidence"]
@@ -189,13 +190,20 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
         )
 
 
+def _print_regressions(console: Console, what: str, items) -> None:
+    t = regressions_table(what, items)
+    if t is not None:
+        console.print(t)
+
+
 def _split_text(split: str) -> str:
     return "" if split == "all" else f"; {split} split only"
 
 
 def render_comparison(rep: ComparisonReport, console: Console | None = None) -> None:
     """Print a :class:`~harness.evaluation.compare.ComparisonReport`: one row per (pair, metric) with the interval's
-    marks, the notes and few-cluster warnings, then per-category rows (with intervals) of the first metric."""
+    marks, the notes and few-cluster warnings, then per-category rows (with intervals) and the regressed questions
+    (:mod:`harness.report.regressions`) of the first metric."""
     console = console or Console()
     cl = rep.clustering
     t = Table(
@@ -241,6 +249,7 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
             cell = rich_text(diff_iv(e["diff"], iv) if iv else f"{e['diff']:+.3f} (< 2 clusters: no interval)")
             ct.add_row(rich_text(cat), str(e["n"]), cell, wtl(e))
         console.print(ct)
+        _print_regressions(console, f"{c.metric}: {c.system_b} - {c.system_a}", c.regressions)
     for w in rep.warnings:
         console.print(_yellow(f"warning: {w}"))
 
@@ -275,7 +284,8 @@ def gate_lines(v: GateVerdict) -> list[str]:
 
 def render_gate(v: GateVerdict, console: Console | None = None) -> None:
     """Print the gate's verdict (:func:`gate_lines`), the gold set, split, sizes, harness version and interval method,
-    the legend of the interval marks and the warnings (few clusters, questions missing on either side)."""
+    the legend of the interval marks, the regressed questions of each metric check and the warnings (few clusters,
+    questions missing on either side)."""
     console = console or Console()
     for line in gate_lines(v):
         console.print(Text(line), soft_wrap=True)
@@ -290,6 +300,9 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
     marks = legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
     if marks:
         console.print(Text(marks), soft_wrap=True)
+    for c in v.checks:
+        if c.kind == "metric":
+            _print_regressions(console, f"{c.metric}: {v.system_candidate} - {v.system_baseline}", c.regressions)
     for w in v.warnings:
         console.print(_yellow(f"warning: {w}"))
 

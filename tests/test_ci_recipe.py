@@ -1,0 +1,372 @@
+"""The CI recipe cannot rot (issue 17 item 2): the GitHub Actions workflow's steps run here, in order, from a fresh
+clone of this repository's HEAD, and the GitLab job's script runs the same way.
+
+Only the clone is fresh. The interpreter is the test environment's (``python`` on ``PATH`` is ``sys.executable``;
+the workflow calls ``python -m harness``), the ``install`` step is stood in for by that environment (its extras are
+checked against ``pyproject.toml``), the work directory is warm (``HARNESS_WORKDIR``, filled by the baseline run the
+test makes), and every ``uses:`` step has a stand-in: checkout = the clone, setup-python = ``sys.executable``,
+cache/restore = the corpus and work directory the test wrote (their ``path`` must be ``HARNESS_CORPUS`` /
+``HARNESS_WORKDIR``), upload-artifact / sticky comment / JUnit report = copies into folders of ``tmp_path``. The
+corpus (30 short documents) and gold set (30 questions, one document each) are written by the test; the baseline is a
+``harness run --systems bm25`` made here. Three drives see the documented exit codes: PASS 0 (the candidate is
+``harness run`` of the same system), FAIL 1 and INCONCLUSIVE 3 (the candidate is ``harness evaluate`` of a TREC file:
+every gold document pushed to rank 2 to 6, or three questions' gold document swapped to rank 2), with the JSON verdict,
+the JUnit XML (parsed, schema-shaped) and the Markdown comment checked each time.
+
+A workflow that uses an expression, condition or action this runner does not know fails the test rather than being
+skipped, so the runner and the recipe change together.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import write_tiny_goldset
+from typer.testing import CliRunner
+
+from harness.cli import app
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW = ".github/workflows/harness-gate.yml"
+GITLAB = "ci/gitlab-harness-gate.yml"
+N = 30
+EVENT = "pull_request"
+ARTIFACT_URL = "https://ci.example/artifacts/harness-gate"
+
+
+def _word(i: int) -> str:
+    letters = "bcdfghjklmnpqrstvz"
+    return "clave" + letters[i // len(letters)] + letters[i % len(letters)] + "o"
+
+
+def write_corpus(root: Path) -> Path:
+    """``N`` one-paragraph laws, each with its own key word (so BM25 ranks its document first)."""
+    meta = []
+    for i in range(N):
+        rel = f"leyes/ley_{i:03d}.md"
+        text = (
+            f"# Ley {i} de la contribución {_word(i)}\n\nArtículo único. La contribución {_word(i)} se fija en "
+            f"{7 * i + 3} unidades de medida para el ejercicio {2000 + i}.\n"
+        )
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, "utf-8")
+        meta.append({"doc_id": f"ley-{i:03d}", "path": rel, "title": f"Ley {i}", "date": f"2024-01-{i % 28 + 1:02d}",
+                     "institution": "X", "doc_type": "ley"})  # fmt: skip
+    (root / "metadata.jsonl").write_text("\n".join(json.dumps(m, ensure_ascii=False) for m in meta) + "\n", "utf-8")
+    return root
+
+
+def goldset_records() -> list[dict]:
+    base = {"persona": "abogado", "difficulty": "easy", "as_of": "2024-12-31", "unanswerable_reason": None,
+            "answerability": "answerable", "required_hops": 1, "category": "single_passage"}  # fmt: skip
+    return [
+        {
+            **base,
+            "id": f"SP-{i:03d}",
+            "question": f"¿En cuántas unidades se fija la contribución {_word(i)}?",
+            "reference_answer": f"{7 * i + 3} unidades.",
+            "gold_documents": [
+                {
+                    "document_id": f"ley-{i:03d}",
+                    "relpath": f"leyes/ley_{i:03d}.md",
+                    "publication_date": f"2024-01-{i % 28 + 1:02d}",
+                    "section": None,
+                    "role": "answer",
+                    "evidence": [
+                        {
+                            "chunk_id": f"ley-{i:03d}#0",
+                            "chunk_index": 0,
+                            "quote": f"se fija en {7 * i + 3} unidades de medida",
+                        }
+                    ],  # fmt: skip
+                }
+            ],
+        }
+        for i in range(N)
+    ]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory) -> dict:
+    """Corpus, gold set, warm work directory, baseline run and the candidates' TREC files, written once."""
+    tmp = tmp_path_factory.mktemp("ci")
+    corpus = write_corpus(tmp / "corpus")
+    goldset = write_tiny_goldset(tmp / "goldset", corpus, goldset_records())
+    warm = tmp / "warm"
+    r = CliRunner().invoke(app, ["run", "--corpus", str(corpus), "--goldset", str(goldset), "--systems", "bm25",
+                                 "--workdir", str(warm), "--runs-dir", str(tmp / "baselines"), "--run-id", "baseline",
+                                 "--format", "json"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    baseline = tmp / "baselines" / "baseline"
+    ranked: dict[str, list[str]] = {}
+    for line in (baseline / "trec" / "bm25.document.run").read_text("utf-8").splitlines():
+        qid, _q0, doc, *_ = line.split()
+        ranked.setdefault(qid, []).append(doc)
+    gold = {f"SP-{i:03d}": f"ley-{i:03d}" for i in range(N)}
+    assert all(ranked[q][0] == gold[q] for q in gold), "BM25 must rank every gold document first here"
+
+    def trec(name: str, move: dict[str, int]) -> Path:
+        lines = []
+        for q, docs in sorted(ranked.items()):
+            docs = list(docs)
+            if q in move:
+                docs.remove(gold[q])
+                docs.insert(move[q] - 1, gold[q])
+            lines += [f"{q} Q0 {d} {r} {100 - r} mine" for r, d in enumerate(docs, 1)]
+        path = tmp / f"{name}.run"
+        path.write_text("\n".join(lines) + "\n", "utf-8")
+        return path
+
+    return {
+        "tmp": tmp,
+        "corpus": corpus,
+        "goldset": goldset,
+        "warm": warm,
+        "baseline": baseline,
+        "fail": trec("fail", {q: 2 + i % 5 for i, q in enumerate(sorted(gold))}),
+        "inconclusive": trec("inconclusive", {"SP-003": 2, "SP-013": 2, "SP-023": 2}),
+    }
+
+
+# --- a small runner of GitHub Actions steps ----------------------------------------------------------------------
+
+_EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def _resolve(text, env: dict, outputs: dict) -> str:
+    def one(m: re.Match) -> str:
+        expr = m.group(1)
+        if expr.startswith("env."):
+            return env[expr[4:]]
+        parts = expr.split(".")
+        if len(parts) == 4 and parts[0] == "steps" and parts[2] == "outputs":
+            return outputs.get(parts[1], {}).get(parts[3], "")
+        raise AssertionError(f"the CI recipe test does not know the expression {m.group()!r}")
+
+    return _EXPR.sub(one, str(text))
+
+
+def _should_run(cond: str | None, failed: bool) -> bool:
+    if cond is None:
+        return not failed
+    cond = _EXPR.sub(lambda m: m.group(1), str(cond))
+    terms = [t.strip() for t in cond.split("&&")]
+    ok = True if "always()" in terms else not failed
+    for t in terms:
+        if t in ("always()", "success()"):
+            continue
+        m = re.fullmatch(r"github\.event_name\s*==\s*'([^']*)'", t)
+        if m is None:
+            raise AssertionError(f"the CI recipe test does not know the condition {t!r}")
+        ok = ok and m.group(1) == EVENT
+    return ok
+
+
+def _parse_outputs(path: Path) -> dict[str, str]:
+    out = {}
+    for line in path.read_text("utf-8").splitlines() if path.exists() else []:
+        key, _, value = line.partition("=")
+        out[key] = value
+    return out
+
+
+def _extras(command: str) -> list[str]:
+    m = re.search(r"-e '\.\[([^\]]*)\]'", command)
+    assert m, command
+    return [x for x in m.group(1).split(",") if x]
+
+
+def run_workflow(clone: Path, env: dict[str, str], io: Path) -> tuple[int, list[str]]:
+    """Run the workflow's steps in order (module docstring); returns the job's exit code (the first failing step's,
+    0 when none failed) and the names of the steps run."""
+    doc = yaml.safe_load((clone / WORKFLOW).read_text("utf-8"))
+    (job,) = doc["jobs"].values()
+    outputs: dict[str, dict[str, str]] = {}
+    failed, code, ran = False, 0, []
+    for i, step in enumerate(job["steps"]):
+        if not _should_run(step.get("if"), failed):
+            continue
+        ran.append(step.get("name", f"step {i}"))
+        sid = step.get("id", f"step{i}")
+        if "uses" in step:
+            outputs[sid] = _stand_in(step["uses"], {k: _resolve(v, env, outputs) for k, v in step.get("with", {})
+                                     .items() if "hashFiles" not in str(v)}, env, clone, io)  # fmt: skip
+            continue
+        assert "${{" not in step["run"], f"step {ran[-1]}: pass expressions through env:, not into run:"
+        if sid == "install":  # the test environment stands in for it
+            declared = tomllib.loads((clone / "pyproject.toml").read_text("utf-8"))["project"]
+            assert set(_extras(step["run"])) <= set(declared["optional-dependencies"]), step["run"]
+            assert "-c constraints.txt" in step["run"] and (clone / "constraints.txt").is_file()
+            continue
+        step_env = {**env, **{k: _resolve(v, env, outputs) for k, v in step.get("env", {}).items()}}
+        out_file = io / f"output-{sid}"
+        step_env["GITHUB_OUTPUT"] = str(out_file)
+        script = io / f"step-{i}.sh"
+        script.write_text(step["run"], "utf-8")
+        p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=clone,
+                           env=step_env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        (io / f"log-{i}.txt").write_text(p.stdout + p.stderr, "utf-8")
+        outputs[sid] = _parse_outputs(out_file)
+        if p.returncode != 0 and not failed:
+            failed, code = True, p.returncode
+    return code, ran
+
+
+def _stand_in(uses: str, with_: dict, env: dict, clone: Path, io: Path) -> dict[str, str]:
+    action = uses.split("@")[0]
+    if action == "actions/checkout":
+        assert (clone / ".git").exists()
+    elif action == "actions/setup-python":
+        assert shutil.which("python", path=env["PATH"]) == str(Path(env["PATH"].split(os.pathsep)[0]) / "python")
+    elif action == "actions/cache/restore":
+        assert with_["path"] == env["HARNESS_CORPUS"] and Path(with_["path"]).is_dir()
+    elif action == "actions/cache":
+        assert with_["path"] == env["HARNESS_WORKDIR"] and Path(with_["path"]).is_dir()
+    elif action == "actions/upload-artifact":
+        shutil.copytree(clone / with_["path"], io / "artifacts" / with_["name"])
+        return {"artifact-url": ARTIFACT_URL}
+    elif action == "marocchino/sticky-pull-request-comment":
+        (io / "comments").mkdir(exist_ok=True)
+        shutil.copy(clone / with_["path"], io / "comments" / f"{with_['header']}.md")
+    elif action == "mikepenz/action-junit-report":
+        (io / "junit").mkdir(exist_ok=True)
+        shutil.copy(clone / with_["report_paths"], io / "junit" / "report.xml")
+    else:
+        raise AssertionError(f"the CI recipe test has no stand-in for {uses!r}")
+    return {}
+
+
+def fresh_clone(dest: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(REPO), str(dest)], check=True, capture_output=True, timeout=120)
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    got = subprocess.run(["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    assert got.stdout == head.stdout, "the clone is not this checkout's HEAD"
+    assert (dest / WORKFLOW).is_file() and (dest / GITLAB).is_file(), "commit the CI recipe before running this test"
+    return dest
+
+
+def job_env(variables: dict, setup: dict, tmp: Path, **overrides: str) -> dict[str, str]:
+    """The workflow's / job's variables with the test's corpus, gold set, baseline and warm work directory, and
+    ``python`` resolving to ``sys.executable``."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    wrapper = bin_dir / "python"  # exec's the real path, so a venv interpreter keeps its venv
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', "utf-8")
+    wrapper.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HARNESS_", "GITHUB_", "CI_"))}
+    env.update({k: str(v) for k, v in variables.items()})
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        HARNESS_CORPUS=str(setup["corpus"]),
+        HARNESS_WORKDIR=str(setup["warm"]),
+        HARNESS_GOLDSET=str(setup["goldset"]),
+        HARNESS_BASELINE=str(setup["baseline"]),
+        GITHUB_EVENT_NAME=EVENT,
+        GITHUB_STEP_SUMMARY=str(tmp / "summary.md"),
+        COLUMNS="150",
+    )
+    env.update(overrides)
+    return env
+
+
+def _junit(path: Path) -> dict[str, str]:
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    (suite,) = root.findall("testsuite")
+    cases = suite.findall("testcase")
+    assert int(suite.get("tests")) == len(cases) == 2  # mrr and recall@10
+    out = {}
+    for c in cases:
+        kids = {k.tag: k for k in c}
+        out[c.get("name")] = next((t for t in ("failure", "skipped") if t in kids), "pass")
+    assert int(suite.get("failures")) == list(out.values()).count("failure")
+    assert int(suite.get("skipped")) == list(out.values()).count("skipped")
+    return out
+
+
+DRIVES = {
+    # decision, exit code, candidate overrides, JUnit outcome of the mrr check
+    "PASS": ("PASS", 0, {}, "pass"),
+    "FAIL": ("FAIL", 1, {"rankings": "fail"}, "failure"),
+    "INCONCLUSIVE": ("INCONCLUSIVE", 3, {"rankings": "inconclusive"}, "skipped"),
+}
+
+
+@pytest.mark.parametrize("drive", list(DRIVES))
+def test_github_workflow_steps_from_a_fresh_clone(setup, tmp_path, drive):
+    decision, code, cand, junit_mrr = DRIVES[drive]
+    clone = fresh_clone(tmp_path / "clone")
+    doc = yaml.safe_load((clone / WORKFLOW).read_text("utf-8"))
+    trigger = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` as True
+    assert list(trigger) == ["workflow_dispatch"], "the workflow must stay disabled by default"
+    over = {}
+    if "rankings" in cand:
+        over = {"HARNESS_RANKINGS": str(setup[cand["rankings"]]), "HARNESS_SYSTEM_CANDIDATE": "mine"}
+    env = job_env(doc["env"], setup, tmp_path, **over)
+    io = tmp_path / "io"
+    io.mkdir()
+    got, ran = run_workflow(clone, env, io)
+    logs = "\n".join(p.read_text("utf-8") for p in sorted(io.glob("log-*.txt")))
+    assert got == code, logs
+    assert ran[-1] == "verdict" and "comment" in ran and "test report" in ran, ran
+    out = clone / "gate-out"
+    verdict = json.loads((out / "verdict.json").read_text("utf-8"))
+    assert verdict["kind"] == "gate" and verdict["data"]["decision"] == decision
+    assert verdict["data"]["exit_code"] == code
+    assert _junit(out / "gate.junit.xml")["mrr"] == junit_mrr
+    assert _junit(io / "junit" / "report.xml") == _junit(out / "gate.junit.xml")
+    comment = (io / "comments" / "harness-gate.md").read_text("utf-8")
+    assert comment.startswith(f"## Gate: {decision} (exit {code}) on mrr, recall@10")
+    assert f"[HTML report]({ARTIFACT_URL})" in comment.splitlines()
+    assert (tmp_path / "summary.md").read_text("utf-8") == comment
+    assert (io / "artifacts" / "harness-gate" / "report.html").stat().st_size > 1000
+    assert f"gate exit code: {code}" in logs
+    assert not (setup["warm"] / "gate-out").exists() and not list(REPO.glob("gate-verdict.json"))
+
+
+def test_gitlab_job_script_from_a_fresh_clone(setup, tmp_path):
+    clone = fresh_clone(tmp_path / "clone")
+    (job,) = yaml.safe_load((clone / GITLAB).read_text("utf-8")).values()
+    assert job["rules"] and all(r.get("when") == "manual" for r in job["rules"]), "manual by default"
+    assert job["artifacts"]["reports"]["junit"] == "gate-out/gate.junit.xml"
+    assert {p for c in job["cache"] for p in c["paths"]} == {job["variables"]["HARNESS_WORKDIR"],
+                                                             job["variables"]["HARNESS_CORPUS"]}  # fmt: skip
+    install = [line for line in job["script"] if "pip install" in line]
+    assert len(install) == 1 and set(_extras(install[0])) <= set(
+        tomllib.loads((clone / "pyproject.toml").read_text("utf-8"))["project"]["optional-dependencies"]
+    )
+    script = "\n".join(line for line in job["script"] if line not in install)  # the test environment stands in
+    env = job_env(job["variables"], setup, tmp_path, HARNESS_RANKINGS=str(setup["inconclusive"]),
+                  HARNESS_SYSTEM_CANDIDATE="mine")  # fmt: skip
+    p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=clone, env=env,
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert p.returncode == 3, p.stdout + p.stderr
+    out = clone / "gate-out"
+    assert json.loads((out / "verdict.json").read_text("utf-8"))["data"]["decision"] == "INCONCLUSIVE"
+    assert _junit(out / "gate.junit.xml")["mrr"] == "skipped"
+    comment = (out / "comment.md").read_text("utf-8")
+    assert comment.startswith("## Gate: INCONCLUSIVE (exit 3)") and "[HTML report]" not in comment
+    assert (out / "report.html").is_file() and (out / "exit-code").read_text().strip() == "3"
+
+
+def test_docs_state_the_gate_exit_codes_and_are_linked_from_the_readme():
+    from harness.evaluation.gate import EXIT_CODES
+
+    text = (REPO / "docs" / "ci.md").read_text("utf-8")
+    rows = dict(re.findall(r"^\| (\d) \| ([A-Za-z]+) \|", text, flags=re.M))
+    assert rows == {**{str(c): d for d, c in EXIT_CODES.items()}, "2": "unusable"}
+    assert "(docs/ci.md)" in (REPO / "README.md").read_text("utf-8")
+    for path in (WORKFLOW, GITLAB):
+        assert f"../{path}" in text
