@@ -143,4 +143,7 @@ def evaluate(
         rec = load_run(path)
     except HarnessError as exc:
         _fail(exc)
+    if fmt == "table" and out == "-":  # emit puts the warnings on stderr for the other outputs
+        for w in rec.summary.warnings:
+            err_console.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     emit("run", rec, fmt, out, path=path)

@@ -27,7 +27,7 @@ from harness.evaluation.runs import (
     library_versions,
     write_run_record,
 )
-from harness.evaluation.trec import read_rankings, trec_qrels_lines, trec_run_lines
+from harness.evaluation.trec import KnownIds, read_rankings, trec_qrels_lines, trec_run_lines
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
 from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
@@ -201,7 +201,9 @@ def score_results(
             sel = [q for q in qres if q.qid in qids]
             if not sel:
                 continue
-            agg = aggregate(sel, metric_ids)
+            # a question is "missing" when it lacks a level the system gives, not one it never gives
+            measured = [m for m in metric_ids if levels[MetricSpec.parse(m).level]]
+            agg = aggregate(sel, measured or metric_ids)
             y_cl = [clusters[q.qid] for q in sel]
             overall = {}
             enough = len(set(y_cl)) >= 2
@@ -401,14 +403,25 @@ def evaluate_rankings(
         The run record's folder.
 
     Raises:
-        HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids.
+        HarnessInputError: unreadable or malformed rankings (``file:line: field``), a score that is not finite,
+            unknown question ids, a file none of whose ids the gold set knows (:func:`~harness.evaluation.trec.
+            read_rankings`). Its warnings (unknown ids, constant scores, duplicates, one level only) go to the
+            summary's ``warnings``.
     """
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)
-    results = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records})
+    imported = read_rankings(
+        rankings_path,
+        level=level,
+        known_qids={r.qid for r in goldset.records},
+        known_ids=KnownIds.of_goldset(goldset),
+    )
+    results = imported.results
     rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids)
+    if imported.warnings:
+        summary["warnings"] = imported.warnings
     man = goldset.manifest
     return _write_record(
         runs_dir,
@@ -469,9 +482,11 @@ def _write_record(
     trec_runs = {}
     for system, per_q in results.items():
         trec_runs[(system, "document")] = trec_run_lines(
-            system, "document", {q: r.docs or [] for q, r in per_q.items()}
+            system, "document", {q: r.docs or [] for q, r in per_q.items()}, options.doc_depth
         )
-        trec_runs[(system, "chunk")] = trec_run_lines(system, "chunk", {q: r.chunks or [] for q, r in per_q.items()})
+        trec_runs[(system, "chunk")] = trec_run_lines(
+            system, "chunk", {q: r.chunks or [] for q, r in per_q.items()}, options.chunk_depth
+        )
     qrels = {lv: trec_qrels_lines(goldset, lv) for lv in ("document", "chunk")}
     return write_run_record(
         runs_dir, run_id, manifest=manifest, per_question=rows, summary=summary, trec_runs=trec_runs, qrels=qrels
