@@ -155,6 +155,20 @@ def test_ids_the_corpus_does_not_hold_are_counted_with_examples(tmp_path: Path):
     assert any("1 of 2 chunk ids are not in the corpus c" in w and "a#9" in w for w in got.warnings)
 
 
+def test_with_the_corpus_evaluate_counts_ids_the_corpus_does_not_hold(
+    tiny_corpus: Path, tiny_goldset: Path, tmp_path: Path
+):
+    ranked = {q: [*ds[:2], "ley-zz", f"{ds[0]}#0", f"{ds[0]}#99"] for q, ds in GOOD.items()}
+    f = _trec(tmp_path / "some.run", ranked)
+    r = _evaluate(tiny_goldset, f, tmp_path, "--corpus", str(tiny_corpus), "--workdir", str(tmp_path / "wd"))
+    assert r.exit_code == 0, r.output
+    assert f"warning: {f}: system mine: 3 of 9 document ids are not in the corpus corpus@" in r.stderr
+    assert "e.g. ley-zz\n" in r.stderr and "3 of 6 chunk ids are not in the corpus" in r.stderr
+    assert "e.g. ley-a#99, dof-c#99, ley-b#99" in r.stderr
+    # without the corpus the same file passes silently on this count (the gold set cannot tell)
+    assert "not in the" not in _evaluate(tiny_goldset, f, tmp_path).stderr
+
+
 def test_a_gold_set_knows_chunks_of_its_documents(tiny_goldset: Path):
     known = KnownIds.of_goldset(load_goldset(tiny_goldset))
     assert known.knows("ley-a#7", "chunk") and not known.knows("ley-zz#0", "chunk")
@@ -206,3 +220,11 @@ def test_qrels_mark_every_alternative_relevant(tiny_corpus: Path, tmp_path: Path
     gs = load_goldset(write_tiny_goldset(tmp_path / "gs", tiny_corpus, recs))
     qrels = trec_qrels_lines(gs, "document")
     assert {"SP-001 0 ley-a 2", "SP-001 0 ley-b 2", "SP-001 0 dof-c 2"} <= set(qrels)
+    # an alternative that is also a lower-graded gold document listed earlier satisfies the required one: grade 2,
+    # so Success@k at relevance level 2 credits it as the harness's hit@k does
+    recs = tiny_records()
+    useful = {**recs[2]["gold_documents"][1], "grade": 1}
+    recs[2]["gold_documents"] = [useful, {**recs[2]["gold_documents"][0], "alternatives": [{"document_id": "dof-d"}]}]
+    gs = load_goldset(write_tiny_goldset(tmp_path / "gs2", tiny_corpus, recs))
+    lines = [x for x in trec_qrels_lines(gs, "document") if x.startswith("MD-001 ")]
+    assert lines == ["MD-001 0 dof-d 2", "MD-001 0 ley-b 2"]

@@ -388,6 +388,8 @@ def evaluate_rankings(
     run_id: str | None = None,
     options: RunOptions | None = None,
     level: str | None = None,
+    corpus_dir: str | Path | None = None,
+    workdir: str | Path = ".harness",
 ) -> Path:
     """Score rankings produced by any other system and write a run record.
 
@@ -398,31 +400,40 @@ def evaluate_rankings(
             ..], "chunks": [[id, score], ..]}`` (either list may be absent).
         runs_dir, run_id, options: as for :func:`run`.
         level: force ``document`` or ``chunk`` for a TREC file.
+        corpus_dir: optional: the corpus the rankings come from (ingested into ``workdir`` if need be). The ids are
+            then checked against every document and chunk it holds (ids it does not hold are warned about, with
+            counts), the gold set against it (:func:`check_goldset_against_corpus`), and depths clamped to its
+            size; without it, against the gold set's ids only (:class:`~harness.evaluation.trec.KnownIds`).
+        workdir: derived files of ``corpus_dir``.
 
     Returns:
         The run record's folder.
 
     Raises:
         HarnessInputError: unreadable or malformed rankings (``file:line: field``), a score that is not finite,
-            unknown question ids, a file none of whose ids the gold set knows (:func:`~harness.evaluation.trec.
-            read_rankings`). Its warnings (unknown ids, constant scores, duplicates, one level only) go to the
-            summary's ``warnings``.
+            unknown question ids, a file none of whose ids is known (:func:`~harness.evaluation.trec.
+            read_rankings`); a gold set that does not match ``corpus_dir``. The import's warnings (unknown ids,
+            constant scores, duplicates, one level only) go to the summary's ``warnings``.
     """
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)
-    imported = read_rankings(
-        rankings_path,
-        level=level,
-        known_qids={r.qid for r in goldset.records},
-        known_ids=KnownIds.of_goldset(goldset),
-    )
+    man = goldset.manifest
+    corpus_info: dict = {
+        "corpus_id": man.corpus_version if man else None,
+        "corpus_hash": man.corpus_hash if man else None,
+        "chunker_id": man.chunker_version if man else None,
+    }
+    known, sizes = KnownIds.of_goldset(goldset), {}
+    if corpus_dir is not None:
+        known, corpus_info = _corpus_ids(goldset, corpus_dir, workdir)
+        sizes = {"n_docs": corpus_info["n_documents"], "n_chunks": corpus_info["n_chunks"]}
+    imported = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records}, known_ids=known)
     results = imported.results
-    rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids)
+    rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids, **sizes)
     if imported.warnings:
         summary["warnings"] = imported.warnings
-    man = goldset.manifest
     return _write_record(
         runs_dir,
         run_id,
@@ -433,14 +444,31 @@ def evaluate_rankings(
         clusters_info,
         options,
         kind="evaluate",
-        corpus={
-            "corpus_id": man.corpus_version if man else None,
-            "corpus_hash": man.corpus_hash if man else None,
-            "chunker_id": man.chunker_version if man else None,
-        },
+        corpus=corpus_info,
         system_configs={s: {"system": s, "source": "external rankings"} for s in results},
         extra={"rankings_file": str(rankings_path), **_split_extra(options)},
     )
+
+
+def _corpus_ids(goldset: GoldSet, corpus_dir: str | Path, workdir: str | Path) -> tuple[KnownIds, dict]:
+    """Every document and chunk id of ``corpus_dir`` (ingested with the gold set's chunker) and its manifest, after
+    checking the gold set against it."""
+    chunker_id = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
+    if chunker_id not in CHUNKERS:
+        raise HarnessInputError(f"{goldset.manifest_path}: field chunker_version: unknown chunker {chunker_id!r}")
+    db_path, cmanifest, _created = ingest(corpus_dir, workdir, chunker_id=chunker_id)
+    corpus = Corpus(db_path)
+    try:
+        check_goldset_against_corpus(goldset, corpus)
+        known = KnownIds(
+            frozenset(corpus.documents()),
+            frozenset(corpus.chunk_keys()[0]),
+            f"corpus {cmanifest.corpus_id}",
+            complete=True,
+        )
+    finally:
+        corpus.close()
+    return known, {**cmanifest.to_dict(), "db": str(db_path)}
 
 
 def _write_record(
