@@ -204,6 +204,11 @@ def test_exported_ties_are_strictly_decreasing_at_float32_in_the_harness_order()
     assert np.float32(close[0]) > np.float32(close[1])
 
 
+def test_scores_beyond_float32_are_exported_as_ranks():
+    assert export_scores([1e300, 5.0, 5.0]) == [3.0, 2.0, 1.0]
+    assert export_scores([2.0, -1e300]) == [2.0, 1.0]
+
+
 @given(st.lists(st.floats(-1e30, 1e30, allow_nan=False, allow_infinity=False), min_size=1, max_size=60))
 def test_export_scores_strictly_decrease_at_float32_and_read_back_exactly(values):
     ordered = sorted(values, reverse=True)

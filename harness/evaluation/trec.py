@@ -330,13 +330,15 @@ def export_scores(scores: Sequence[float]) -> list[float]:
     ranx and ir_measures re-sort too. Written with these scores, every tool reads back the harness's order. Each
     score is rounded to float32; one that is not below the previous one becomes the next float32 below it
     (``numpy.nextafter``), so a run of ties descends by one unit in the last place per item and distinct scores stay
-    as they were (to float32 precision). The original scores stay in ``per_question.jsonl``.
+    as they were (to float32 precision). Scores beyond float32's range (|s| > 3.4e38, which float32 would make
+    infinite) are replaced, for that ranking, by ``n - position``. The original scores stay in
+    ``per_question.jsonl``.
 
     Args:
         scores: shape ``(n,)``, finite, non-increasing (the tie rule's order).
 
     Returns:
-        ``n`` Python floats, each exactly a float32 value, strictly decreasing.
+        ``n`` Python floats, each exactly a finite float32 value, strictly decreasing.
 
     Raises:
         ValueError: a score that is not finite.
@@ -346,11 +348,14 @@ def export_scores(scores: Sequence[float]) -> list[float]:
     for s in scores:
         if not math.isfinite(s):
             raise ValueError(f"export_scores: score {s!r} is not finite")
-        v = np.float32(s)
+        with np.errstate(over="ignore"):
+            v = np.float32(s)
         if prev is not None and not v < prev:
             v = np.nextafter(prev, np.float32(-np.inf), dtype=np.float32)
         out.append(float(v))
         prev = v
+    if not all(math.isfinite(v) for v in out):
+        return [float(len(out) - i) for i in range(len(out))]
     return out
 
 
