@@ -124,7 +124,7 @@ def test_rankings_with_nfd_ids_score_like_nfc_ones(tmp_path: Path):
     expected = load_run(base).metric_vector("bm25", "recall@10")
     assert expected["SP-001"] == 1.0
     for i, f in enumerate((nfd_trec, nfd_jsonl)):
-        assert set(read_rankings(f)) == {"sístema"}
+        assert set(read_rankings(f).results) == {"sístema"}
         ev = load_run(evaluate_rankings(gs, f, runs_dir=tmp_path / "runs", run_id=f"ev{i}", options=OPTS))
         assert ev.systems == ["sístema"]
         for m in ("mrr", "recall@10", "all_hop@10", "ndcg@10"):

@@ -127,7 +127,8 @@ def evaluate(
         None,
         "--corpus",
         help="Corpus the rankings come from: check the gold set's quotes, chunk ids and documents against it (as "
-        "run does; without it only the records hash and the structural rules are checked).",
+        "run does; without it only the records hash and the structural rules are checked) and warn, with counts, "
+        "about ranked ids it does not hold.",
     ),
     workdir: Path = WORKDIR,
     runs_dir: Path = RUNS_DIR,
@@ -163,4 +164,7 @@ def evaluate(
         rec = load_run(path)
     except HarnessError as exc:
         _fail(exc)
+    if fmt == "table" and out == "-":  # emit puts the warnings on stderr for the other outputs
+        for w in rec.summary.warnings:
+            err_console.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     emit("run", rec, fmt, out, path=path)

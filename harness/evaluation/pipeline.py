@@ -27,7 +27,7 @@ from harness.evaluation.runs import (
     library_versions,
     write_run_record,
 )
-from harness.evaluation.trec import read_rankings, trec_qrels_lines, trec_run_lines
+from harness.evaluation.trec import KnownIds, read_rankings, trec_qrels_lines, trec_run_lines
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
 from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
@@ -173,7 +173,9 @@ def score_results(
             sel = [q for q in qres if q.qid in qids]
             if not sel:
                 continue
-            agg = aggregate(sel, metric_ids)
+            # a question is "missing" when it lacks a level the system gives, not one it never gives
+            measured = [m for m in metric_ids if levels[MetricSpec.parse(m).level]]
+            agg = aggregate(sel, measured or metric_ids)
             y_cl = [clusters[q.qid] for q in sel]
             overall = {}
             enough = len(set(y_cl)) >= 2
@@ -373,19 +375,25 @@ def evaluate_rankings(
             ..], "chunks": [[id, score], ..]}`` (either list may be absent).
         runs_dir, run_id, options: as for :func:`run`.
         level: force ``document`` or ``chunk`` for a TREC file.
-        corpus_dir: the corpus the rankings come from: the gold set is then checked as ``run`` checks it (corpus
-            identity, gold document ids, corpus rules V001-V005, on the database ingested in ``workdir`` if there is
-            one, else on the cited documents of the folder); without it only the records hash and the structural
-            rules are checked, and ``log`` gets one line naming what was skipped.
-        workdir: where ``harness run`` ingested the corpus.
-        log: receives that line.
+        corpus_dir: optional: the corpus the rankings come from. The gold set is first checked as ``run`` checks it
+            (corpus identity, gold document ids, corpus rules V001-V005, on the database ingested in ``workdir`` if
+            there is one, else on the cited documents of the folder); then the corpus is ingested into ``workdir``
+            if need be, the ids are checked against every document and chunk it holds (ids it does not hold are
+            warned about, with counts) and depths clamped to its size. Without it only the records hash and the
+            structural rules are checked (``log`` gets one line naming what was skipped) and ids are checked
+            against the gold set's (:class:`~harness.evaluation.trec.KnownIds`).
+        workdir: derived files of ``corpus_dir``.
+        log: receives the line naming what was not checked.
 
     Returns:
         The run record's folder.
 
     Raises:
-        HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids, a gold
-            set that fails the checks before scoring (:func:`harness.validate.scoring.check_before_scoring`).
+        HarnessInputError: unreadable or malformed rankings (``file:line: field``), a score that is not finite,
+            unknown question ids, a file none of whose ids is known (:func:`~harness.evaluation.trec.
+            read_rankings`); a gold set that fails the checks before scoring
+            (:func:`harness.validate.scoring.check_before_scoring`). The import's warnings (unknown ids, constant
+            scores, duplicates, one level only) go to the summary's ``warnings``.
     """
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
@@ -400,9 +408,21 @@ def evaluate_rankings(
         where = str(goldset.manifest_path or goldset.records_path)
         with scoring_view(corpus_dir, chunker_id, workdir, where=where) as view:
             check_before_scoring(goldset, view)
-    results = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records})
-    rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids)
     man = goldset.manifest
+    corpus_info: dict = {
+        "corpus_id": man.corpus_version if man else None,
+        "corpus_hash": man.corpus_hash if man else None,
+        "chunker_id": man.chunker_version if man else None,
+    }
+    known, sizes = KnownIds.of_goldset(goldset), {}
+    if corpus_dir is not None:
+        known, corpus_info = _corpus_ids(goldset, corpus_dir, workdir)
+        sizes = {"n_docs": corpus_info["n_documents"], "n_chunks": corpus_info["n_chunks"]}
+    imported = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records}, known_ids=known)
+    results = imported.results
+    rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids, **sizes)
+    if imported.warnings:
+        summary["warnings"] = imported.warnings
     return _write_record(
         runs_dir,
         run_id,
@@ -413,14 +433,30 @@ def evaluate_rankings(
         clusters_info,
         options,
         kind="evaluate",
-        corpus={
-            "corpus_id": man.corpus_version if man else None,
-            "corpus_hash": man.corpus_hash if man else None,
-            "chunker_id": man.chunker_version if man else None,
-        },
+        corpus=corpus_info,
         system_configs={s: {"system": s, "source": "external rankings"} for s in results},
         extra={"rankings_file": str(rankings_path), **_split_extra(options)},
     )
+
+
+def _corpus_ids(goldset: GoldSet, corpus_dir: str | Path, workdir: str | Path) -> tuple[KnownIds, dict]:
+    """Every document and chunk id of ``corpus_dir`` (ingested with the gold set's chunker) and its manifest (the gold
+    set has been checked against the corpus before: :func:`harness.validate.scoring.check_before_scoring`)."""
+    chunker_id = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
+    if chunker_id not in CHUNKERS:
+        raise HarnessInputError(f"{goldset.manifest_path}: field chunker_version: unknown chunker {chunker_id!r}")
+    db_path, cmanifest, _created = ingest(corpus_dir, workdir, chunker_id=chunker_id)
+    corpus = Corpus(db_path)
+    try:
+        known = KnownIds(
+            frozenset(corpus.documents()),
+            frozenset(corpus.chunk_keys()[0]),
+            f"corpus {cmanifest.corpus_id}",
+            complete=True,
+        )
+    finally:
+        corpus.close()
+    return known, {**cmanifest.to_dict(), "db": str(db_path)}
 
 
 def _write_record(
@@ -462,9 +498,11 @@ def _write_record(
     trec_runs = {}
     for system, per_q in results.items():
         trec_runs[(system, "document")] = trec_run_lines(
-            system, "document", {q: r.docs or [] for q, r in per_q.items()}
+            system, "document", {q: r.docs or [] for q, r in per_q.items()}, options.doc_depth
         )
-        trec_runs[(system, "chunk")] = trec_run_lines(system, "chunk", {q: r.chunks or [] for q, r in per_q.items()})
+        trec_runs[(system, "chunk")] = trec_run_lines(
+            system, "chunk", {q: r.chunks or [] for q, r in per_q.items()}, options.chunk_depth
+        )
     qrels = {lv: trec_qrels_lines(goldset, lv) for lv in ("document", "chunk")}
     return write_run_record(
         runs_dir, run_id, manifest=manifest, per_question=rows, summary=summary, trec_runs=trec_runs, qrels=qrels

@@ -212,12 +212,14 @@ class SliceSummary(_Strict):
 
 
 class Summary(_Strict):
-    """``summary.json``: ``systems.<system>.<slice>`` -> :class:`SliceSummary`, and the metric ids in display
-    order."""
+    """``summary.json``: ``systems.<system>.<slice>`` -> :class:`SliceSummary`, the metric ids in display
+    order, and the run's own ``warnings`` (e.g. those of reading external rankings, :mod:`harness.evaluation.trec`;
+    written only when there are some)."""
 
     schema_version: int = RUN_SCHEMA_VERSION
     systems: dict[str, dict[str, SliceSummary]] = Field(default_factory=dict)
     metric_ids: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -122,10 +122,12 @@ def _yellow(text: str) -> Text:
 
 
 def run_warnings(run: RunRecord) -> list[str]:
-    """The few-cluster warnings of a run's shown slice (:func:`run_slice`): the clustering's (all questions) and
-    those of its recorded CR2 intervals."""
+    """The warnings of a run: its own (``summary.warnings``: reading external rankings), then the few-cluster
+    warnings of its shown slice (:func:`run_slice`): the clustering's (all questions) and those of its recorded CR2
+    intervals."""
     sl = run_slice(run)
-    out = [run.manifest.clusters.warning] if run.manifest.clusters.warning and sl == "all" else []
+    out = list(run.summary.warnings)
+    out += [run.manifest.clusters.warning] if run.manifest.clusters.warning and sl == "all" else []
     return out + interval_warnings(slice_intervals(run, sl, (*MAIN_METRICS, *EVIDENCE_METRICS)))
 
 
