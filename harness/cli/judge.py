@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format
+from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format, renamed
 from harness.errors import HarnessError
 
 SPLIT = typer.Option("all", "--split", help="Questions judged: all, dev or test (the gold set's split field).")
@@ -22,13 +22,19 @@ def _metrics(values: list[str] | None, default: str) -> list[str]:
 def compare(
     run_a: Path = typer.Argument(..., help="Baseline run record (RUN)."),
     run_b: Path = typer.Argument(..., help="Candidate run record (RUN); may be the same folder as RUN_A."),
-    metrics: str = typer.Option(
-        None, help="Comma-separated metric ids (default: the compare set, harness.metrics.METRIC_SETS['compare'])."
+    metric: list[str] = typer.Option(
+        None,
+        "--metric",
+        help="Metric id(s), repeatable or comma-separated (default: the compare set, "
+        "harness.metrics.METRIC_SETS['compare']; ids: mrr, hit@k, recall@k, ndcg@k, evidence_recall@k, ...).",
     ),
-    system_a: str = typer.Option(None, "--system-a"),
-    system_b: str = typer.Option(None, "--system-b"),
+    metrics_old: str = typer.Option(None, "--metrics", hidden=True, help="Deprecated: --metric."),
+    system_a: str = typer.Option(None, "--baseline-system", help="System of RUN_A compared (when it holds several)."),
+    system_b: str = typer.Option(None, "--candidate-system", help="System of RUN_B compared (when it holds several)."),
+    system_a_old: str = typer.Option(None, "--system-a", hidden=True, help="Deprecated: --baseline-system."),
+    system_b_old: str = typer.Option(None, "--system-b", hidden=True, help="Deprecated: --candidate-system."),
     reps: int = typer.Option(10000, help="Randomisation-test sign flips."),
-    seed: int = typer.Option(0),
+    seed: int = typer.Option(0, help="Seed of the randomisation test (and any bootstrap interval)."),
     split: str = SPLIT,
     fmt: str = FORMAT,
     out: str = OUT,
@@ -38,8 +44,11 @@ def compare(
     from harness.evaluation.compare import DEFAULT_COMPARE_METRICS, compare_runs
 
     fmt = output_format(fmt, as_json, out=out)
-    ids = DEFAULT_COMPARE_METRICS if metrics is None else tuple(m.strip() for m in metrics.split(",") if m.strip())
     try:
+        metric = renamed(metric, [metrics_old] if metrics_old else [], new="--metric", old="--metrics")
+        system_a = renamed(system_a, system_a_old, new="--baseline-system", old="--system-a")
+        system_b = renamed(system_b, system_b_old, new="--candidate-system", old="--system-b")
+        ids = tuple(_metrics(metric, "")) or DEFAULT_COMPARE_METRICS
         rep = compare_runs(
             run_a,
             run_b,
@@ -65,10 +74,16 @@ def gate(
     margin: float = typer.Option(0.02, help="Non-inferiority margin: a finite number >= 0 (absolute, metric units)."),
     alpha: float = typer.Option(0.05, help="One-sided level (the check intervals are two-sided at 1 - 2 alpha)."),
     system_baseline: str = typer.Option(
-        None, "--system-baseline", help="Baseline system (when BASELINE holds several)."
+        None, "--baseline-system", help="Baseline system (when BASELINE holds several)."
     ),
     system_candidate: str = typer.Option(
-        None, "--system-candidate", help="Candidate system (when CANDIDATE holds several)."
+        None, "--candidate-system", help="Candidate system (when CANDIDATE holds several)."
+    ),
+    system_baseline_old: str = typer.Option(
+        None, "--system-baseline", hidden=True, help="Deprecated: --baseline-system."
+    ),
+    system_candidate_old: str = typer.Option(
+        None, "--system-candidate", hidden=True, help="Deprecated: --candidate-system."
     ),
     guard: list[str] = typer.Option(
         None,
@@ -92,6 +107,12 @@ def gate(
     fmt = output_format(fmt, out=out)
     try:
         check_output(verdict, field="--verdict")
+        system_baseline = renamed(
+            system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline"
+        )
+        system_candidate = renamed(
+            system_candidate, system_candidate_old, new="--candidate-system", old="--system-candidate"
+        )
         v = do_gate(
             baseline,
             candidate,
@@ -114,14 +135,17 @@ def gate(
 @app.command()
 def power(
     run: Path = typer.Option(..., "--run", help="Run record."),
-    metric: str = typer.Option("mrr"),
+    metric: str = typer.Option("mrr", help="Metric id planned for (any of harness.metrics: mrr, recall@10, ...)."),
     delta: float = typer.Option(0.02, help="Difference to detect."),
-    system: str = typer.Option(None),
-    alpha: float = typer.Option(0.05),
-    target_power: float = typer.Option(0.8, "--power"),
+    system: str = typer.Option(None, help="System of RUN planned for (when it holds several)."),
+    alpha: float = typer.Option(0.05, help="Significance level of the planned test (one-sided unless --sided two)."),
+    target_power: float = typer.Option(0.8, "--power", help="Power wanted, in (0, 1)."),
     baseline: Path = typer.Option(None, "--baseline", help="Plan for the paired difference RUN - BASELINE."),
     system_baseline: str = typer.Option(
-        None, "--system-baseline", help="Baseline system (when BASELINE holds several)."
+        None, "--baseline-system", help="Baseline system (when BASELINE holds several)."
+    ),
+    system_baseline_old: str = typer.Option(
+        None, "--system-baseline", hidden=True, help="Deprecated: --baseline-system."
     ),
     sided: str = typer.Option("one", "--sided", help="one (the gate's test, default) or two-sided test."),
     split: str = SPLIT,
@@ -135,6 +159,9 @@ def power(
 
     fmt = output_format(fmt, as_json, out=out)
     try:
+        system_baseline = renamed(
+            system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline"
+        )
         if sided not in ("one", "two"):
             raise HarnessError(f"--sided: {sided!r} is not one of one, two")
         plan = power_plan(

@@ -6,9 +6,24 @@ from pathlib import Path
 
 import typer
 
-from harness.cli._common import FORMAT, JSON_ALIAS, OUT, RUNS_DIR, WORKDIR, _fail, app, emit, err_console, output_format
+from harness.cli._common import (
+    FORMAT,
+    JSON_ALIAS,
+    OUT,
+    RUNS_DIR,
+    WORKDIR,
+    _fail,
+    app,
+    emit,
+    is_quiet,
+    notice,
+    output_format,
+)
 from harness.errors import HarnessError, HarnessInputError
 
+OVERWRITE = typer.Option(
+    False, "--overwrite", help="Replace an existing run record of --run-id (only a folder harness wrote)."
+)
 SPLIT = typer.Option(
     "all", "--split", help="Questions the tables show: all, dev or test (every question is still scored and recorded)."
 )
@@ -55,6 +70,7 @@ def run(
     workdir: Path = WORKDIR,
     runs_dir: Path = RUNS_DIR,
     run_id: str = typer.Option(None, "--run-id", help="Run record name (default: time-based, unique)."),
+    overwrite: bool = OVERWRITE,
     doc_depth: int = typer.Option(50, help="Document ranking depth."),
     chunk_depth: int = typer.Option(200, help="Chunk ranking depth."),
     clustering: str = typer.Option("components", help="components | first-document | none."),
@@ -86,8 +102,7 @@ def run(
     from harness.retrieve.names import split_systems
 
     fmt = output_format(fmt, as_json, out=out)
-    quiet = fmt != "table"
-    log = (lambda m: err_console.print(m, highlight=False)) if not quiet else None
+    quiet = fmt != "table" or is_quiet()
     try:
         vector = vector_options(model, index_fraction, until, vector_backend, binarize)
         opts = RunOptions(
@@ -108,7 +123,8 @@ def run(
             run_id=run_id,
             options=opts,
             progress=not quiet,
-            log=log,
+            log=None if quiet else notice,
+            overwrite=overwrite,
         )
         rec = load_run(path)
     except HarnessError as exc:
@@ -121,12 +137,14 @@ def evaluate(
     goldset: Path = typer.Option(..., "--goldset", help="Dataset folder or JSONL."),
     rankings: Path = typer.Option(..., "--rankings", help="TREC run file or JSONL of ranked ids with scores."),
     runs_dir: Path = RUNS_DIR,
-    run_id: str = typer.Option(None, "--run-id"),
+    run_id: str = typer.Option(None, "--run-id", help="Run record name (default: time-based, unique)."),
+    overwrite: bool = OVERWRITE,
     level: str = typer.Option(None, help="Force 'document' or 'chunk' for a TREC file."),
-    doc_depth: int = typer.Option(50),
-    chunk_depth: int = typer.Option(200),
-    clustering: str = typer.Option("components"),
-    seed: int = typer.Option(0),
+    doc_depth: int = typer.Option(50, help="Document ranking depth (deeper ranks are cut)."),
+    chunk_depth: int = typer.Option(200, help="Chunk ranking depth (deeper ranks are cut)."),
+    clustering: str = typer.Option("components", help="components | first-document | none."),
+    seed: int = typer.Option(0, help="Seed for bootstrap intervals."),
+    bootstrap_reps: int = typer.Option(5000, "--bootstrap-reps", help="Cluster bootstrap replicates."),
     split: str = SPLIT,
     fmt: str = FORMAT,
     out: str = OUT,
@@ -137,9 +155,18 @@ def evaluate(
     from harness.evaluation.runs import load_run
 
     fmt = output_format(fmt, as_json, out=out)
-    opts = RunOptions(doc_depth=doc_depth, chunk_depth=chunk_depth, clustering=clustering, seed=seed, split=split)
+    opts = RunOptions(
+        doc_depth=doc_depth,
+        chunk_depth=chunk_depth,
+        clustering=clustering,
+        seed=seed,
+        bootstrap_reps=bootstrap_reps,
+        split=split,
+    )
     try:
-        path = evaluate_rankings(goldset, rankings, runs_dir=runs_dir, run_id=run_id, options=opts, level=level)
+        path = evaluate_rankings(
+            goldset, rankings, runs_dir=runs_dir, run_id=run_id, options=opts, level=level, overwrite=overwrite
+        )
         rec = load_run(path)
     except HarnessError as exc:
         _fail(exc)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format
+from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format, renamed
 from harness.errors import HarnessError
 
 
@@ -21,7 +21,12 @@ def known_item(
     systems: str = typer.Option("bm25", help="Comma-separated: bm25, tfidf, vector (the first is system A)."),
     coverage: bool = typer.Option(False, "--coverage", help="Also run the coverage study on the outcomes."),
     reps: int = typer.Option(5000, help="Coverage: samples per design."),
-    k: str = typer.Option("5,10,20,40,80", "--K", help="Coverage: documents per sample (SRS design)."),
+    k: str = typer.Option(
+        None,
+        "--docs-per-sample",
+        help="Coverage: documents per sample K, comma list (SRS design; default 5,10,20,40,80).",
+    ),
+    k_old: str = typer.Option(None, "--K", hidden=True, help="Deprecated: --docs-per-sample."),
     workers: int = typer.Option(2, help="Search worker processes."),
     model: str = typer.Option(None, "--model", help="Embedding model of the vector system (as in `harness embed`)."),
     workdir: Path = WORKDIR,
@@ -50,7 +55,9 @@ def known_item(
             res = run_chunk_size_sensitivity(corpus, out, sizes=sizes, **common)
         elif coverage:
             kind = "known-item-study"
-            res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=_csv_ints(k, "--K"), **common)
+            k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
+            ks = _csv_ints(k, "--docs-per-sample")
+            res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=ks, **common)
         else:
             kind = "known-item"
             res = run_known_item(corpus, out, chunk_words=sizes[0], **common)
@@ -63,11 +70,15 @@ def known_item(
 def coverage_cmd(
     population: Path = typer.Option(..., "--population", help="A known-item output folder (per_document.jsonl)."),
     reps: int = typer.Option(5000, help="Samples per design."),
-    k: str = typer.Option("5,10,20,40,80", "--K", help="Documents per sample (SRS design)."),
+    k: str = typer.Option(
+        None, "--docs-per-sample", help="Documents per sample K, comma list (SRS design; default 5,10,20,40,80)."
+    ),
+    k_old: str = typer.Option(None, "--K", hidden=True, help="Deprecated: --docs-per-sample."),
     types: int = typer.Option(6, help="Two-stage design: types sampled (0 skips the design)."),
     per_type: int = typer.Option(4, help="Two-stage design: documents per type."),
-    b: int = typer.Option(999, "--B", help="Inner bootstrap replicates."),
-    seed: int = typer.Option(0),
+    b: int = typer.Option(None, "--bootstrap-reps", help="Inner bootstrap replicates B (default 999; at least 39)."),
+    b_old: int = typer.Option(None, "--B", hidden=True, help="Deprecated: --bootstrap-reps."),
+    seed: int = typer.Option(0, help="Seed of the simulation (samples and bootstrap)."),
     system: str = typer.Option(None, help="Which system's outcomes (default: the first)."),
     out: Path = typer.Option(None, "--out", help="Output folder (default: the population folder)."),
     fmt: str = FORMAT,
@@ -80,13 +91,15 @@ def coverage_cmd(
     fmt = output_format(fmt, out=result_out, field="--result-out")
 
     try:
+        k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
+        b = renamed(b, b_old, new="--bootstrap-reps", old="--B")
         res = run_coverage(
             population,
             reps=reps,
-            ks=_csv_ints(k, "--K"),
+            ks=_csv_ints(k, "--docs-per-sample"),
             types=types,
             per_type=per_type,
-            b=b,
+            b=999 if b is None else b,
             seed=seed,
             system=system,
             out_dir=out,

@@ -30,6 +30,7 @@ from harness.evaluation.runs import (
 from harness.evaluation.trec import read_rankings, trec_qrels_lines, trec_run_lines
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
+from harness.io import OUTPUT_MARKER, is_harness_output
 from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
@@ -267,6 +268,7 @@ def run(
     options: RunOptions | None = None,
     progress: bool = False,
     log: Callable[[str], None] | None = None,
+    overwrite: bool = False,
 ) -> Path:
     """Run ``systems`` on every question of a gold set over a corpus and write a run record.
 
@@ -278,24 +280,25 @@ def run(
             :class:`~harness.retrieve.registry.SystemPlan` (a replay: :meth:`SystemPlan.from_record`).
         workdir: derived files (database, indexes, caches).
         runs_dir: where the run record goes.
-        run_id: folder name (default: time-based); an existing id is refused.
+        run_id: folder name (default: time-based); an existing id is refused unless ``overwrite``.
         options: depths, ks, clustering, seed, system defaults.
         progress: show progress bars.
         log: a callable receiving one-line progress messages.
+        overwrite: replace an existing record of that id, only one harness wrote (:func:`check_run_id`).
 
     Returns:
         The run record's folder.
 
     Raises:
-        HarnessInputError: unusable input (see :func:`check_goldset_against_corpus`, ingest, unknown system).
+        HarnessInputError: unusable input (see :func:`check_goldset_against_corpus`, ingest, unknown system); the
+            run id exists (:func:`check_run_id`).
     """
     options = options or RunOptions()
     plan = plan_systems(systems, defaults=options.system_defaults)
     say = log or (lambda _m: None)
     timings: dict[str, float] = {}
     run_id = run_id or default_run_id()
-    if (Path(runs_dir) / run_id).exists():
-        raise HarnessInputError(f"{Path(runs_dir) / run_id}: run id exists already; refusing to overwrite")
+    check_run_id(runs_dir, run_id, overwrite=overwrite)
     t0 = time.perf_counter()
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)
@@ -309,7 +312,8 @@ def run(
     timings["ingest"] = round(time.perf_counter() - t0, 3)
     say(
         f"corpus {cmanifest.corpus_id}: {cmanifest.n_documents} documents, {cmanifest.n_chunks} chunks"
-        f" ({'ingested' if created else 'already ingested'} in {timings['ingest']:.1f} s)"
+        f" ({'ingested' if created else 'already ingested'}; {timings['ingest']:.1f} s to load the gold set and "
+        f"{'ingest' if created else 'check'} the corpus: the record's timings_s.ingest)"
     )
     corpus = Corpus(db_path)
     try:
@@ -348,6 +352,7 @@ def run(
                 "index_bytes": sysset.index_bytes(),
                 **_split_extra(options),
             },
+            overwrite=overwrite,
         )
     finally:
         corpus.close()
@@ -386,6 +391,7 @@ def evaluate_rankings(
     run_id: str | None = None,
     options: RunOptions | None = None,
     level: str | None = None,
+    overwrite: bool = False,
 ) -> Path:
     """Score rankings produced by any other system and write a run record.
 
@@ -394,17 +400,19 @@ def evaluate_rankings(
         rankings_path: a TREC run file (``qid Q0 id rank score tag``; the tag names the system; a chunk id holds
             ``#`` unless ``level`` says otherwise) or JSONL lines ``{"qid": .., "system": .., "docs": [[id, score],
             ..], "chunks": [[id, score], ..]}`` (either list may be absent).
-        runs_dir, run_id, options: as for :func:`run`.
+        runs_dir, run_id, options, overwrite: as for :func:`run`.
         level: force ``document`` or ``chunk`` for a TREC file.
 
     Returns:
         The run record's folder.
 
     Raises:
-        HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids.
+        HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids; the run
+            id exists (:func:`check_run_id`).
     """
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
+    check_run_id(runs_dir, run_id, overwrite=overwrite)
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)
     results = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records})
@@ -427,7 +435,29 @@ def evaluate_rankings(
         },
         system_configs={s: {"system": s, "source": "external rankings"} for s in results},
         extra={"rankings_file": str(rankings_path), **_split_extra(options)},
+        overwrite=overwrite,
     )
+
+
+def check_run_id(runs_dir: str | Path, run_id: str, *, overwrite: bool = False) -> None:
+    """Refuse, before any work, a run id whose record cannot be written: one that exists (without ``overwrite``),
+    or that exists and is not a folder harness wrote (no output marker; :func:`harness.io.is_harness_output`).
+
+    Raises:
+        HarnessInputError: one line naming the folder and what to do (exit 2).
+    """
+    final = Path(runs_dir) / run_id
+    if not (final.exists() or final.is_symlink()):
+        return
+    if not overwrite:
+        raise HarnessInputError(
+            f"--run-id {final}: run id exists already; refusing to overwrite (give --overwrite to replace a run "
+            "record harness wrote, or choose another --run-id)"
+        )
+    if not is_harness_output(final):
+        raise HarnessInputError(
+            f"--run-id {final}: not a run record harness wrote (no {OUTPUT_MARKER}); refusing to overwrite it"
+        )
 
 
 def _write_record(
@@ -444,6 +474,7 @@ def _write_record(
     corpus: dict,
     system_configs: dict,
     extra: dict,
+    overwrite: bool = False,
 ) -> Path:
     """Assemble the manifest and TREC files shared by ``run`` and ``evaluate`` and write the record atomically."""
     manifest = {
@@ -474,5 +505,12 @@ def _write_record(
         trec_runs[(system, "chunk")] = trec_run_lines(system, "chunk", {q: r.chunks or [] for q, r in per_q.items()})
     qrels = {lv: trec_qrels_lines(goldset, lv) for lv in ("document", "chunk")}
     return write_run_record(
-        runs_dir, run_id, manifest=manifest, per_question=rows, summary=summary, trec_runs=trec_runs, qrels=qrels
+        runs_dir,
+        run_id,
+        manifest=manifest,
+        per_question=rows,
+        summary=summary,
+        trec_runs=trec_runs,
+        qrels=qrels,
+        overwrite=overwrite,
     )

@@ -128,9 +128,33 @@ def run_warnings(run: RunRecord) -> list[str]:
     return out + interval_warnings(slice_intervals(run, sl, (*MAIN_METRICS, *EVIDENCE_METRICS)))
 
 
+def run_notices(run: RunRecord) -> list[str]:
+    """What changes the reading of a run's numbers besides the intervals' warnings: per system, the questions it
+    returned no ranking for (scored 0) and the levels it returned no rankings at (those metrics are n/a)."""
+    out = []
+    for system, s in run.summary.systems.items():
+        whole = s.get("all")
+        if whole is None:
+            continue
+        if whole.counts is not None and whole.counts.n_missing:
+            out.append(
+                f"{system}: {whole.counts.n_missing} of {whole.counts.n_questions} questions have no ranking and "
+                "score 0"
+            )
+        out += [f"{system}: no {lv} rankings; those metrics are n/a" for lv, ok in whole.levels.items() if not ok]
+    return out
+
+
+def print_warnings(lines: list[str], console: Console) -> None:
+    """Print warnings as yellow ``warning: ...`` lines (every input string escaped: plain :class:`Text`)."""
+    for w in lines:
+        console.print(_yellow(f"warning: {w}"), soft_wrap=True)
+
+
 def render_run(run: RunRecord, console: Console | None = None) -> None:
     """Print the systems table (the questions of the run's split, all by default, and, when present, the fully
-    covered slice), per-category MRR, evidence recall and the few-cluster warnings."""
+    covered slice), per-category MRR and evidence recall (the warnings, :func:`run_notices` and
+    :func:`run_warnings`, are printed by the caller: :func:`harness.report.formats.format_table`)."""
     console = console or Console()
     shown = run_slice(run)
     console.print(systems_table(run, shown))
@@ -165,22 +189,6 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
             ties.append(f"{system} ({', '.join(parts)})")
     if ties:
         console.print(Text("questions whose top-k cut-off fell in a score tie (resolved by id): " + "; ".join(ties)))
-    for system, s in run.summary.systems.items():
-        whole = s.get("all")
-        if whole is None:
-            continue
-        if whole.counts is not None and whole.counts.n_missing:
-            console.print(
-                _yellow(
-                    f"{system}: {whole.counts.n_missing} of {whole.counts.n_questions} questions have no ranking "
-                    "and score 0"
-                )
-            )
-        for lv, ok in whole.levels.items():
-            if not ok:
-                console.print(_yellow(f"{system}: no {lv} rankings; those metrics are n/a"))
-    for w in run_warnings(run):
-        console.print(_yellow(f"warning: {w}"))
     cov = run.manifest.coverage
     if cov is not None:
         console.print(
@@ -195,7 +203,8 @@ def _split_text(split: str) -> str:
 
 def render_comparison(rep: ComparisonReport, console: Console | None = None) -> None:
     """Print a :class:`~harness.evaluation.compare.ComparisonReport`: one row per (pair, metric) with the interval's
-    marks, the notes and few-cluster warnings, then per-category rows (with intervals) of the first metric."""
+    marks and the notes, then per-category rows (with intervals) of the first metric (the few-cluster warnings are
+    printed by :func:`harness.report.formats.format_table`)."""
     console = console or Console()
     cl = rep.clustering
     t = Table(
@@ -241,8 +250,6 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
             cell = rich_text(diff_iv(e["diff"], iv) if iv else f"{e['diff']:+.3f} (< 2 clusters: no interval)")
             ct.add_row(rich_text(cat), str(e["n"]), cell, wtl(e))
         console.print(ct)
-    for w in rep.warnings:
-        console.print(_yellow(f"warning: {w}"))
 
 
 def gate_check_line(v: GateVerdict, c: GateCheck) -> str:
@@ -275,7 +282,8 @@ def gate_lines(v: GateVerdict) -> list[str]:
 
 def render_gate(v: GateVerdict, console: Console | None = None) -> None:
     """Print the gate's verdict (:func:`gate_lines`), the gold set, split, sizes, harness version and interval method,
-    the legend of the interval marks and the warnings (few clusters, questions missing on either side)."""
+    the legend of the interval marks (the warnings - few clusters, questions missing on either side - are printed by
+    :func:`harness.report.formats.format_table`)."""
     console = console or Console()
     for line in gate_lines(v):
         console.print(Text(line), soft_wrap=True)
@@ -290,8 +298,6 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
     marks = legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
     if marks:
         console.print(Text(marks), soft_wrap=True)
-    for w in v.warnings:
-        console.print(_yellow(f"warning: {w}"))
 
 
 def render_power(plan: dict, console: Console | None = None) -> None:
@@ -310,8 +316,6 @@ def render_power(plan: dict, console: Console | None = None) -> None:
             f"{plan['current_clusters']} clusters, {plan['current_questions']} questions)"
         )
     )
-    for w in plan.get("warnings", []):
-        console.print(_yellow(f"warning: {w}"))
 
 
 def render_sweep(result: SweepResult, console: Console | None = None) -> None:
@@ -366,5 +370,3 @@ def render_sweep(result: SweepResult, console: Console | None = None) -> None:
     if any(r.missing.values()):
         lines.append(f"questions without any {inputs} ranking (scored 0): {r.missing}")
     console.print(Text("\n".join(lines)))
-    for w in r.warnings:
-        console.print(_yellow(f"warning: {w}"))

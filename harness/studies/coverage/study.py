@@ -480,7 +480,7 @@ def run_coverage(
     if reps < 10:
         raise HarnessInputError(f"--reps {reps}: need at least 10")
     if b < 39:
-        raise HarnessInputError(f"--B {b}: need at least 39 bootstrap replicates")
+        raise HarnessInputError(f"--bootstrap-reps {b}: need at least 39 bootstrap replicates")
     folder = None if isinstance(population, Population) or Path(population).suffix.lower() == ".csv" else population
     pop = population if isinstance(population, Population) else load_population(population, system=system)
     default_out = None if folder is None else Path(folder)
