@@ -4,6 +4,7 @@ holding only the result, and --overwrite for run ids."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from importlib import metadata
@@ -318,3 +319,47 @@ def test_existing_run_id_suggests_overwrite_and_overwrite_replaces_only_harness_
     refused = _run(tmp_path, run_id="r", extra=["--workdir", tmp_path / "wd2"])
     assert refused.exit_code == 2 and "give --overwrite" in refused.output and not (tmp_path / "wd2").exists()
     assert _run(tmp_path, run_id="r", extra=["--overwrite"]).exit_code == 0
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# progress displays on every long step
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def test_every_long_step_shows_progress_with_elapsed_time_and_eta(tmp_path: Path, monkeypatch):
+    """With stderr a terminal (a forced-terminal console recording what it drew), each long step draws its display:
+    bars (with an ETA) for ingest, BM25 tokenisation, known-item search and the coverage study; spinners (with the
+    elapsed time) for the BM25 index builds, the known-item re-chunking, tokenisation and index build, and the
+    metrics. Nothing is drawn on a console that is not a terminal, or with --quiet."""
+    from rich.console import Console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(progress, "_console", lambda: Console(file=screen, force_terminal=True, width=120))
+
+    def drawn() -> str:
+        text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", screen.getvalue())
+        screen.seek(0), screen.truncate()
+        return text
+
+    assert _run(tmp_path, run_id="p").exit_code == 0
+    text = drawn()
+    for label in ("ingest", "BM25: tokenise chunks", "BM25: build the chunk index", "BM25: build the document index",
+                  "metrics and intervals"):  # fmt: skip
+        assert label in text, label
+    assert re.search(r"BM25: tokenise chunks.*\d+/\d+.*\d:\d\d:\d\d ETA", text), text[-2000:]
+    corpus = write_corpus(tmp_path / "c")
+    r = invoke("known-item", "--corpus", corpus, "--out", tmp_path / "ki", "--workdir", tmp_path / "wd", "--workers",
+               "1", "--coverage", "--reps", "30", "--docs-per-sample", "3")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    text = drawn()
+    labels = [
+        "known-item: re-chunk the corpus (100 words)",
+        "known-item: tokenise 32 chunks and their queries",
+        "known-item bm25: index build",
+        "known-item bm25 ",
+        "coverage study (samples, every design)",
+    ]
+    for label in labels:
+        assert label in text, label
+    assert re.search(r"coverage study \(samples, every design\).*\d+/\d+.*ETA", text)
+    assert _run(tmp_path, "-q", run_id="p2").exit_code == 0 and drawn() == ""

@@ -165,7 +165,14 @@ def evaluate(
     )
     try:
         path = evaluate_rankings(
-            goldset, rankings, runs_dir=runs_dir, run_id=run_id, options=opts, level=level, overwrite=overwrite
+            goldset,
+            rankings,
+            runs_dir=runs_dir,
+            run_id=run_id,
+            options=opts,
+            level=level,
+            overwrite=overwrite,
+            progress=True,
         )
         rec = load_run(path)
     except HarnessError as exc:

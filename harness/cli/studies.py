@@ -103,6 +103,7 @@ def coverage_cmd(
             seed=seed,
             system=system,
             out_dir=out,
+            progress=True,
         )
     except HarnessError as exc:
         _fail(exc)

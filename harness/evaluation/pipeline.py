@@ -32,6 +32,7 @@ from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
 from harness.io import OUTPUT_MARKER, is_harness_output
 from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
+from harness.progress import stage
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
 from harness.stats import all_intervals, satterthwaite_df
@@ -324,15 +325,20 @@ def run(
         results = sysset.search_all(queries, qids, doc_depth=options.doc_depth, chunk_depth=options.chunk_depth)
         timings.update(sysset.timings)
         t1 = time.perf_counter()
-        rows, summary, clusters_info = score_results(
-            goldset,
-            results,
-            options,
-            n_docs=cmanifest.n_documents,
-            n_chunks=cmanifest.n_chunks,
-            slices={**sysset.slices(goldset), **split_qids},
-        )
+        with stage("metrics and intervals", enabled=progress):
+            rows, summary, clusters_info = score_results(
+                goldset,
+                results,
+                options,
+                n_docs=cmanifest.n_documents,
+                n_chunks=cmanifest.n_chunks,
+                slices={**sysset.slices(goldset), **split_qids},
+            )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
+        say(
+            f"metrics and intervals: {timings['metrics_and_intervals']:.1f} s (the record's "
+            "timings_s.metrics_and_intervals)"
+        )
         return _write_record(
             runs_dir,
             run_id,
@@ -392,6 +398,7 @@ def evaluate_rankings(
     options: RunOptions | None = None,
     level: str | None = None,
     overwrite: bool = False,
+    progress: bool = False,
 ) -> Path:
     """Score rankings produced by any other system and write a run record.
 
@@ -400,7 +407,7 @@ def evaluate_rankings(
         rankings_path: a TREC run file (``qid Q0 id rank score tag``; the tag names the system; a chunk id holds
             ``#`` unless ``level`` says otherwise) or JSONL lines ``{"qid": .., "system": .., "docs": [[id, score],
             ..], "chunks": [[id, score], ..]}`` (either list may be absent).
-        runs_dir, run_id, options, overwrite: as for :func:`run`.
+        runs_dir, run_id, options, overwrite, progress: as for :func:`run`.
         level: force ``document`` or ``chunk`` for a TREC file.
 
     Returns:
@@ -416,7 +423,8 @@ def evaluate_rankings(
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)
     results = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records})
-    rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids)
+    with stage("metrics and intervals", enabled=progress):
+        rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids)
     man = goldset.manifest
     return _write_record(
         runs_dir,
