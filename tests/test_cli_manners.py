@@ -363,3 +363,58 @@ def test_every_long_step_shows_progress_with_elapsed_time_and_eta(tmp_path: Path
         assert label in text, label
     assert re.search(r"coverage study \(samples, every design\).*\d+/\d+.*ETA", text)
     assert _run(tmp_path, "-q", run_id="p2").exit_code == 0 and drawn() == ""
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# tables at 100 columns
+# ----------------------------------------------------------------------------------------------------------------
+
+BASELINE = REPO / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
+
+
+def _table(kind: str, value, width: int) -> str:
+    """The table format of a result as a terminal of ``width`` columns shows it (no colours)."""
+    from rich.console import Console
+
+    from harness.report.formats import Result, emit
+
+    buf = io.StringIO()
+    screen = Console(file=buf, width=width, color_system=None, force_terminal=True)
+    emit(Result(kind, value), "table", console=screen)
+    return buf.getvalue()
+
+
+def _intervals_whole(text: str, width: int) -> None:
+    for line in text.splitlines():
+        assert len(line) <= width, line
+        assert "…" not in line, line  # no cell cut short
+        assert line.count("[") == line.count("]"), line  # no interval split over two lines
+
+
+def test_run_compare_and_gate_tables_fit_100_columns_with_intervals_on_one_line(tmp_path: Path):
+    from harness.evaluation.compare import compare_runs
+    from harness.evaluation.gate import gate
+    from harness.evaluation.runs import load_run
+    from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, fmt_interval
+
+    rec = load_run(BASELINE)
+    narrow, wide = _table("run", rec, 100), _table("run", rec, 150)
+    tables = narrow.split("gold chunks found deeper")[0]  # the lists of chunk ids after the tables are not cells
+    _intervals_whole(tables, 100)
+    for system, s in rec.summary.systems.items():
+        for m in (*MAIN_METRICS, *EVIDENCE_METRICS):
+            cell = fmt_interval(s["all"].overall.get(m))
+            assert cell.partition(" ")[2] in tables and cell in wide, (system, m)  # narrow: stacked; wide: as before
+    assert "negative_false_premise" in tables  # per-category table transposed, labels whole
+    rep = compare_runs(BASELINE, BASELINE, metrics=("mrr", "recall@10", "evidence_recall@10"), system_a="bm25",
+                       system_b="w0.75", reps=200)  # fmt: skip
+    text = _table("comparison", rep, 100)
+    _intervals_whole(text, 100)
+    for c in rep.comparisons:
+        assert c.system_b in text and c.metric in text
+    assert "+0.014 [-0.040, +0.068]" in text
+    v = gate(BASELINE, BASELINE, metric=["mrr", "recall@10"], margin=0.02, system_baseline="bm25",
+             system_candidate="w0.75", verdict_path=tmp_path / "v.json")  # fmt: skip
+    text = _table("gate", v, 100)
+    _intervals_whole(text.split("gold set ")[0], 100)
+    assert "[-0.0309, +0.0586]" in text and "[-0.0088, +0.0326]" in text
