@@ -14,6 +14,7 @@ from harness.cli._common import (
     WORKDIR,
     _fail,
     app,
+    detail,
     emit,
     is_quiet,
     notice,
@@ -129,6 +130,8 @@ def run(
         rec = load_run(path)
     except HarnessError as exc:
         _fail(exc)
+    for key, secs in rec.manifest.timings_s.items():  # --verbose: every recorded timing under its record key
+        detail(f"timings_s.{key}: {secs:g} s")
     emit("run", rec, fmt, out, path=path)
 
 
