@@ -20,8 +20,10 @@ def _metrics(values: list[str] | None, default: str) -> list[str]:
 
 @app.command()
 def compare(
-    run_a: Path = typer.Argument(..., help="Baseline run record (RUN)."),
-    run_b: Path = typer.Argument(..., help="Candidate run record (RUN); may be the same folder as RUN_A."),
+    run_a: Path = typer.Argument(..., metavar="RUN_A", help="Baseline run record (RUN)."),
+    run_b: Path = typer.Argument(
+        ..., metavar="RUN_B", help="Candidate run record (RUN); may be the same folder as RUN_A."
+    ),
     metric: list[str] = typer.Option(
         None,
         "--metric",
