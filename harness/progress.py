@@ -28,19 +28,22 @@ def is_enabled() -> bool:
 
 
 def _console():
+    """The stderr console, or ``None`` when stderr is not a terminal (a display there would leave blank lines)."""
     from rich.console import Console
 
-    return Console(stderr=True)
+    console = Console(stderr=True)
+    return console if console.is_terminal else None
 
 
 @contextlib.contextmanager
 def progress_bar(label: str, total: int, *, enabled: bool = True) -> Iterator[Callable[[int], None] | None]:
     """A progress bar for ``total`` units: yields ``advance(n)`` (thread-safe), or ``None`` when the display is off
-    (``enabled`` false, :func:`set_enabled` off, or ``total`` is 0).
+    (``enabled`` false, :func:`set_enabled` off, ``total`` is 0, or stderr is not a terminal).
 
     Columns: label, bar, ``done/total``, elapsed time, estimated time remaining.
     """
-    if not (enabled and _ENABLED) or total <= 0:
+    console = _console() if enabled and _ENABLED and total > 0 else None
+    if console is None:
         yield None
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
@@ -54,7 +57,7 @@ def progress_bar(label: str, total: int, *, enabled: bool = True) -> Iterator[Ca
         "ETA",
         TimeRemainingColumn(),
         transient=True,
-        console=_console(),
+        console=console,
     ) as prog:
         task = prog.add_task(label, total=total)
 
@@ -68,11 +71,12 @@ def progress_bar(label: str, total: int, *, enabled: bool = True) -> Iterator[Ca
 @contextlib.contextmanager
 def stage(label: str, *, enabled: bool = True) -> Iterator[None]:
     """A spinner with the elapsed time while a step of unknown length runs (e.g. a BM25 index build)."""
-    if not (enabled and _ENABLED):
+    console = _console() if enabled and _ENABLED else None
+    if console is None:
         yield
         return
     from rich.progress import Progress, SpinnerColumn, TimeElapsedColumn
 
-    with Progress(SpinnerColumn(), f"[bold]{label}", TimeElapsedColumn(), transient=True, console=_console()) as prog:
+    with Progress(SpinnerColumn(), f"[bold]{label}", TimeElapsedColumn(), transient=True, console=console) as prog:
         prog.add_task(label, total=None)
         yield

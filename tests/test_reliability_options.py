@@ -72,6 +72,10 @@ CASES = [
     ("coverage", "--per-type", "0", "0 must be an integer >= 1"),
     ("coverage", "--B", "10", "10 must be an integer >= 39"),
     ("coverage", "--seed", "-1", "-1 must be an integer >= 0"),
+    ("evaluate", "--bootstrap-reps", "99", "99 must be an integer >= 100"),
+    ("coverage", "--bootstrap-reps", "10", "10 must be an integer >= 39"),
+    ("known-item", "--docs-per-sample", "1", "1 must be an integer >= 2"),
+    ("coverage", "--docs-per-sample", "5,0", "0 (in '5,0') must be an integer >= 2"),
 ]
 
 #: Numeric options given as text (comma lists or grids), walked like the int and float ones.
@@ -79,6 +83,8 @@ TEXT_NUMERIC = {
     ("known-item", "--chunk-words"),
     ("known-item", "--K"),
     ("coverage", "--K"),
+    ("known-item", "--docs-per-sample"),
+    ("coverage", "--docs-per-sample"),
     ("sweep", "--w"),
     ("sweep", "--k"),
 }

@@ -141,7 +141,7 @@ def write_corpus_42(root: Path, *, n_docs: int = 14, seed: int = 3) -> tuple[Pat
         return {
             "document_id": doc_id,
             "relpath": rel,
-            "publication_date": "2024-01-01",
+            "publication_date": f"2024-01-{int(doc_id[-2:]) + 1:02d}",  # the corpus date (V003)
             "section": None,
             "role": "answer",
             "evidence": [{"chunk_id": f"{doc_id}#0", "chunk_index": 0, "quote": " ".join(words[10:22])}],

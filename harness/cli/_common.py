@@ -1,15 +1,30 @@
-"""Shared pieces of the command line: the typer apps, consoles, common options and the error handler."""
+"""Shared pieces of the command line: the typer apps, consoles, common options, the error handler and the one
+place that decides what is printed besides the result (``--quiet`` / ``--verbose``, :func:`notice`, :func:`detail`,
+:func:`warn`).
+
+Streams: the result (tables, JSON, Markdown) goes to stdout; everything else (errors, warnings, notices, progress,
+timings, deprecation notes) goes to stderr. ``--quiet`` silences progress displays and notices; warnings that change
+the meaning of a result (few clusters, questions missing, ...) still print. ``--verbose`` adds timings and detail.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+import time
+from importlib import metadata
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
-from harness.errors import HarnessError
+from harness import progress
+from harness.errors import HarnessError, HarnessInputError
+
+#: The distribution name on PyPI (``pip install harness-rag-eval``); the import package stays ``harness``. Chosen as
+#: unregistered on 2026-12-01 against an offline copy of PyPI's name list (the name ``harness`` belongs to an
+#: unrelated project).
+DISTRIBUTION = "harness-rag-eval"
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Retrieval benchmark harness for RAG systems.")
 goldset_app = typer.Typer(no_args_is_help=True, help="Gold-set maintenance.")
@@ -18,6 +33,127 @@ app.add_typer(goldset_app, name="goldset")
 _WIDTH = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "150"))
 console = Console(width=_WIDTH)
 err_console = Console(stderr=True, width=_WIDTH)
+
+_VERBOSITY = {"quiet": False, "verbose": False}
+
+
+def set_verbosity(*, quiet: bool = False, verbose: bool = False) -> None:
+    """Set the process's verbosity (the app callback's ``--quiet`` / ``--verbose``); quiet also turns every progress
+    display off (:func:`harness.progress.set_enabled`).
+
+    Raises:
+        HarnessInputError: both quiet and verbose (exit 2).
+    """
+    if quiet and verbose:
+        raise HarnessInputError("--quiet and --verbose: give at most one")
+    _VERBOSITY.update(quiet=bool(quiet), verbose=bool(verbose))
+    progress.set_enabled(not quiet)
+
+
+def is_quiet() -> bool:
+    """Whether ``--quiet`` was given."""
+    return _VERBOSITY["quiet"]
+
+
+def is_verbose() -> bool:
+    """Whether ``--verbose`` was given."""
+    return _VERBOSITY["verbose"]
+
+
+def _err(text: str) -> None:
+    err_console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def notice(text: str) -> None:
+    """A notice (what was written, what was left out and why, a deprecated spelling): stderr, unless quiet."""
+    if not is_quiet():
+        _err(text)
+
+
+def detail(text: str) -> None:
+    """Detail and timings: stderr, only with ``--verbose``."""
+    if is_verbose():
+        _err(text)
+
+
+def warn(text: str) -> None:
+    """A warning that changes the meaning of a result: stderr, always (``--quiet`` too)."""
+    _err(f"warning: {text}")
+
+
+def version_text() -> str:
+    """``harness 0.1.0 (distribution harness-rag-eval, import package harness at PATH; Python 3.x)``: the
+    installed distribution's version (:func:`importlib.metadata.version`), or ``not installed`` for a source tree."""
+    import harness
+
+    try:
+        ver, dist = metadata.version(DISTRIBUTION), f"distribution {DISTRIBUTION}"
+    except metadata.PackageNotFoundError:
+        ver, dist = harness.__version__, f"source tree, distribution {DISTRIBUTION} not installed"
+    where = Path(harness.__file__).resolve().parent
+    py = ".".join(map(str, sys.version_info[:3]))
+    return f"harness {ver} ({dist}, import package harness at {where}; Python {py})"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(version_text())
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    ctx: typer.Context,
+    version: bool = typer.Option(
+        False,
+        "--version",
+        "-V",
+        callback=_show_version,
+        is_eager=True,
+        help="Print the installed version (distribution and import package) and exit.",
+    ),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="No progress displays or notices (warnings about a result still print, stderr)."
+    ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Also print timings and detail on stderr (each timing says what it covers)."
+    ),
+) -> None:
+    """Retrieval benchmark harness for RAG systems. Results go to stdout; errors, warnings, notices and progress to
+    stderr. Exit codes of verbs that judge: 0 pass, 1 fail, 2 unusable input (gate: 3 inconclusive)."""
+    try:
+        set_verbosity(quiet=quiet, verbose=verbose)
+    except HarnessError as exc:
+        _fail(exc)
+    if verbose:
+        start = time.perf_counter()
+        ctx.call_on_close(
+            lambda: detail(
+                f"{ctx.invoked_subcommand}: {time.perf_counter() - start:.1f} s wall clock "
+                "(the whole command, start-up excluded)"
+            )
+        )
+
+
+def _given(value) -> bool:
+    return value is not None and value != [] and value != ()
+
+
+def renamed(new_value, old_value, *, new: str, old: str):
+    """The value of an option renamed from ``old`` to ``new`` (the old spelling is a hidden alias for one release;
+    both default to ``None`` or an empty list): ``new_value`` unless only the old spelling was given, which prints a
+    one-line deprecation notice on stderr (:func:`notice`).
+
+    Raises:
+        HarnessInputError: both spellings given (exit 2).
+    """
+    if not _given(old_value):
+        return new_value
+    if _given(new_value):
+        raise HarnessInputError(f"{old}: deprecated spelling of {new}; give only {new}")
+    notice(f"note: {old} is deprecated; use {new}")
+    return old_value
+
 
 WORKDIR = typer.Option(
     Path(".harness"),
@@ -59,7 +195,7 @@ def output_format(
     from harness.report.formats import check_format, check_output
 
     if as_json:
-        err_console.print("note: --json is deprecated; use --format json", highlight=False)
+        notice("note: --json is deprecated; use --format json")
         fmt = "json"
     try:
         check_format(fmt, kind)

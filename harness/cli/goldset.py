@@ -18,7 +18,9 @@ from harness.cli._common import (
     emit,
     err_console,
     goldset_app,
+    notice,
     output_format,
+    warn,
 )
 from harness.errors import HarnessError, HarnessInputError
 
@@ -105,7 +107,9 @@ def goldset_apply(
     author: str = AUTHOR,
     description: str = DESCRIPTION,
     impact: list[Path] = IMPACT,
-    contract: Path = typer.Option(None, "--contract"),
+    contract: Path = typer.Option(
+        None, "--contract", help="Contract file or folder (default: validators/<slug>-v<major>.toml)."
+    ),
     fmt: str = FORMAT,
     result_out: str = RESULT_OUT,
 ) -> None:
@@ -166,7 +170,7 @@ def goldset_resolve(
     except HarnessError as exc:
         _fail(exc)
     for note in res.notes:
-        _say(f"note: {note}")
+        notice(f"note: {note}")
     built = res.built
     assert built is not None
     if built.written is None:
@@ -243,10 +247,10 @@ def goldset_import(
     except HarnessError as exc:
         _fail(exc)
     if res.queries_without_relevant:
-        _say(f"note: {len(res.queries_without_relevant)} judged queries have no relevant document and were left out")
+        notice(f"note: {len(res.queries_without_relevant)} judged queries have no relevant document and were left out")
     if res.without_required:
-        _say(
-            f"note: {len(res.without_required)} of {len(res.records)} questions have no document with rel >= "
+        warn(
+            f"{len(res.without_required)} of {len(res.records)} questions have no document with rel >= "
             f"{required_rel}: their recall@k, all_hop@k and hit@k are undefined (0); for binary qrels use "
             "--required-rel 1"
         )

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import typer
 
 from harness.cli._checks import at_least, number
-from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, err_console, output_format
+from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format, renamed
 from harness.errors import HarnessError, HarnessInputError
 
 ALLOW_UNHASHED = typer.Option(
@@ -27,15 +27,25 @@ def _metrics(values: list[str] | None, default: str) -> list[str]:
 
 @app.command()
 def compare(
-    run_a: Path = typer.Argument(..., help="Baseline run record (RUN)."),
-    run_b: Path = typer.Argument(..., help="Candidate run record (RUN); may be the same folder as RUN_A."),
-    metrics: str = typer.Option(
-        None, help="Comma-separated metric ids (default: the compare set, harness.metrics.METRIC_SETS['compare'])."
+    run_a: Path = typer.Argument(..., metavar="RUN_A", help="Baseline run record (RUN)."),
+    run_b: Path = typer.Argument(
+        ..., metavar="RUN_B", help="Candidate run record (RUN); may be the same folder as RUN_A."
     ),
-    system_a: str = typer.Option(None, "--system-a"),
-    system_b: str = typer.Option(None, "--system-b"),
+    metric: list[str] = typer.Option(
+        None,
+        "--metric",
+        help="Metric id(s), repeatable or comma-separated (default: the compare set, "
+        "harness.metrics.METRIC_SETS['compare']; ids: mrr, hit@k, recall@k, ndcg@k, evidence_recall@k, ...).",
+    ),
+    metrics_old: str = typer.Option(None, "--metrics", hidden=True, help="Deprecated: --metric."),
+    system_a: str = typer.Option(None, "--baseline-system", help="System of RUN_A compared (when it holds several)."),
+    system_b: str = typer.Option(None, "--candidate-system", help="System of RUN_B compared (when it holds several)."),
+    system_a_old: str = typer.Option(None, "--system-a", hidden=True, help="Deprecated: --baseline-system."),
+    system_b_old: str = typer.Option(None, "--system-b", hidden=True, help="Deprecated: --candidate-system."),
     reps: int = typer.Option(10000, help="Randomisation-test sign flips.", callback=at_least(1)),
-    seed: int = typer.Option(0, callback=at_least(0)),
+    seed: int = typer.Option(
+        0, help="Seed of the randomisation test (and any bootstrap interval).", callback=at_least(0)
+    ),
     split: str = SPLIT,
     allow_unhashed: bool = ALLOW_UNHASHED,
     fmt: str = FORMAT,
@@ -47,8 +57,11 @@ def compare(
     from harness.evaluation.runs import check_hashed
 
     fmt = output_format(fmt, as_json, out=out, kind="comparison")
-    ids = DEFAULT_COMPARE_METRICS if metrics is None else tuple(m.strip() for m in metrics.split(",") if m.strip())
     try:
+        metric = renamed(metric, [metrics_old] if metrics_old else [], new="--metric", old="--metrics")
+        system_a = renamed(system_a, system_a_old, new="--baseline-system", old="--system-a")
+        system_b = renamed(system_b, system_b_old, new="--candidate-system", old="--system-b")
+        ids = tuple(_metrics(metric, "")) or DEFAULT_COMPARE_METRICS
         for field, path in (("RUN_A", run_a), ("RUN_B", run_b)):
             check_hashed(path, allow_unhashed=allow_unhashed, field=field)
         rep = compare_runs(
@@ -115,10 +128,16 @@ def gate(
     margin: float = typer.Option(0.02, help="Non-inferiority margin: a finite number >= 0 (absolute, metric units)."),
     alpha: float = typer.Option(0.05, help="One-sided level (the check intervals are two-sided at 1 - 2 alpha)."),
     system_baseline: str = typer.Option(
-        None, "--system-baseline", help="Baseline system (when BASELINE holds several)."
+        None, "--baseline-system", help="Baseline system (when BASELINE holds several)."
     ),
     system_candidate: str = typer.Option(
-        None, "--system-candidate", help="Candidate system (when CANDIDATE holds several)."
+        None, "--candidate-system", help="Candidate system (when CANDIDATE holds several)."
+    ),
+    system_baseline_old: str = typer.Option(
+        None, "--system-baseline", hidden=True, help="Deprecated: --baseline-system."
+    ),
+    system_candidate_old: str = typer.Option(
+        None, "--system-candidate", hidden=True, help="Deprecated: --candidate-system."
     ),
     guard: list[str] = typer.Option(
         None,
@@ -134,7 +153,7 @@ def gate(
         None, "--report-url", help="Link to the HTML report (http or https URL), shown by markdown and junit."
     ),
     verdict: str = typer.Option(
-        None, "--verdict", hidden=True, help="Deprecated: the JSON verdict to FILE (- = --format json on stdout)."
+        None, "--verdict", hidden=True, help="Deprecated: --out FILE --format json."
     ),
     fmt: str = GATE_FORMAT,
     out: str = OUT,
@@ -150,6 +169,12 @@ def gate(
     fmt = output_format(fmt, out=out, kind="gate")
     try:
         fmt, verdict_file = _verdict_target(verdict, fmt, out)
+        system_baseline = renamed(
+            system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline"
+        )
+        system_candidate = renamed(
+            system_candidate, system_candidate_old, new="--candidate-system", old="--system-candidate"
+        )
         for field, path in (("--baseline", baseline), ("--candidate", candidate)):
             check_hashed(path, allow_unhashed=allow_unhashed, field=field)
         v = do_gate(
@@ -171,23 +196,29 @@ def gate(
     except HarnessError as exc:
         _fail(exc)
     emit("gate", v, fmt, out)
-    if fmt == "table" and out == "-":  # the table on stdout shows the warnings; these go to stderr as well
-        for w in v.missing_question_warnings():
-            err_console.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(v.exit_code)
 
 
 @app.command()
 def power(
     run: Path = typer.Option(..., "--run", help="Run record."),
-    metric: str = typer.Option("mrr"),
+    metric: str = typer.Option("mrr", help="Metric id planned for (any of harness.metrics: mrr, recall@10, ...)."),
     delta: float = typer.Option(0.02, help="Difference to detect (> 0).", callback=number(0, open_lower=True)),
-    system: str = typer.Option(None),
-    alpha: float = typer.Option(0.05, callback=number(0, 0.5, open_lower=True, open_upper=True)),
-    target_power: float = typer.Option(0.8, "--power", callback=number(0, 1, open_lower=True, open_upper=True)),
+    system: str = typer.Option(None, help="System of RUN planned for (when it holds several)."),
+    alpha: float = typer.Option(
+        0.05,
+        help="Significance level of the planned test (one-sided unless --sided two), in (0, 0.5).",
+        callback=number(0, 0.5, open_lower=True, open_upper=True),
+    ),
+    target_power: float = typer.Option(
+        0.8, "--power", help="Power wanted, in (0, 1).", callback=number(0, 1, open_lower=True, open_upper=True)
+    ),
     baseline: Path = typer.Option(None, "--baseline", help="Plan for the paired difference RUN - BASELINE."),
     system_baseline: str = typer.Option(
-        None, "--system-baseline", help="Baseline system (when BASELINE holds several)."
+        None, "--baseline-system", help="Baseline system (when BASELINE holds several)."
+    ),
+    system_baseline_old: str = typer.Option(
+        None, "--system-baseline", hidden=True, help="Deprecated: --baseline-system."
     ),
     sided: str = typer.Option("one", "--sided", help="one (the gate's test, default) or two-sided test."),
     split: str = SPLIT,
@@ -201,6 +232,9 @@ def power(
 
     fmt = output_format(fmt, as_json, out=out)
     try:
+        system_baseline = renamed(
+            system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline"
+        )
         if sided not in ("one", "two"):
             raise HarnessError(f"--sided: {sided!r} is not one of one, two")
         plan = power_plan(

@@ -7,9 +7,25 @@ from pathlib import Path
 import typer
 
 from harness.cli._checks import at_least, depth
-from harness.cli._common import FORMAT, JSON_ALIAS, OUT, RUNS_DIR, WORKDIR, _fail, app, emit, err_console, output_format
+from harness.cli._common import (
+    FORMAT,
+    JSON_ALIAS,
+    OUT,
+    RUNS_DIR,
+    WORKDIR,
+    _fail,
+    app,
+    detail,
+    emit,
+    is_quiet,
+    notice,
+    output_format,
+)
 from harness.errors import HarnessError, HarnessInputError
 
+OVERWRITE = typer.Option(
+    False, "--overwrite", help="Replace an existing run record of --run-id (only a folder harness wrote)."
+)
 SPLIT = typer.Option(
     "all", "--split", help="Questions the tables show: all, dev or test (every question is still scored and recorded)."
 )
@@ -56,6 +72,7 @@ def run(
     workdir: Path = WORKDIR,
     runs_dir: Path = RUNS_DIR,
     run_id: str = typer.Option(None, "--run-id", help="Run record name (default: time-based, unique)."),
+    overwrite: bool = OVERWRITE,
     doc_depth: int = typer.Option(50, help="Document ranking depth (>= the largest k, 20).", callback=depth()),
     chunk_depth: int = typer.Option(200, help="Chunk ranking depth (>= the largest k, 20).", callback=depth()),
     clustering: str = typer.Option("components", help="components | first-document | none."),
@@ -89,8 +106,7 @@ def run(
     from harness.retrieve.names import split_systems
 
     fmt = output_format(fmt, as_json, out=out)
-    quiet = fmt != "table"
-    log = (lambda m: err_console.print(m, highlight=False)) if not quiet else None
+    quiet = fmt != "table" or is_quiet()
     try:
         vector = vector_options(model, index_fraction, until, vector_backend, binarize)
         opts = RunOptions(
@@ -111,11 +127,14 @@ def run(
             run_id=run_id,
             options=opts,
             progress=not quiet,
-            log=log,
+            log=None if quiet else notice,
+            overwrite=overwrite,
         )
         rec = load_run(path)
     except HarnessError as exc:
         _fail(exc)
+    for key, secs in rec.manifest.timings_s.items():  # --verbose: every recorded timing under its record key
+        detail(f"timings_s.{key}: {secs:g} s")
     emit("run", rec, fmt, out, path=path)
 
 
@@ -132,12 +151,20 @@ def evaluate(
     ),
     workdir: Path = WORKDIR,
     runs_dir: Path = RUNS_DIR,
-    run_id: str = typer.Option(None, "--run-id"),
+    run_id: str = typer.Option(None, "--run-id", help="Run record name (default: time-based, unique)."),
+    overwrite: bool = OVERWRITE,
     level: str = typer.Option(None, help="Force 'document' or 'chunk' for a TREC file."),
-    doc_depth: int = typer.Option(50, help="Document ranking depth (>= the largest k, 20).", callback=depth()),
-    chunk_depth: int = typer.Option(200, help="Chunk ranking depth (>= the largest k, 20).", callback=depth()),
-    clustering: str = typer.Option("components"),
-    seed: int = typer.Option(0, callback=at_least(0)),
+    doc_depth: int = typer.Option(
+        50, help="Document ranking depth (>= the largest k, 20; deeper ranks are cut).", callback=depth()
+    ),
+    chunk_depth: int = typer.Option(
+        200, help="Chunk ranking depth (>= the largest k, 20; deeper ranks are cut).", callback=depth()
+    ),
+    clustering: str = typer.Option("components", help="components | first-document | none."),
+    seed: int = typer.Option(0, help="Seed for bootstrap intervals.", callback=at_least(0)),
+    bootstrap_reps: int = typer.Option(
+        5000, "--bootstrap-reps", help="Cluster bootstrap replicates (>= 100).", callback=at_least(100)
+    ),
     split: str = SPLIT,
     fmt: str = FORMAT,
     out: str = OUT,
@@ -148,7 +175,14 @@ def evaluate(
     from harness.evaluation.runs import load_run
 
     fmt = output_format(fmt, as_json, out=out)
-    opts = RunOptions(doc_depth=doc_depth, chunk_depth=chunk_depth, clustering=clustering, seed=seed, split=split)
+    opts = RunOptions(
+        doc_depth=doc_depth,
+        chunk_depth=chunk_depth,
+        clustering=clustering,
+        seed=seed,
+        bootstrap_reps=bootstrap_reps,
+        split=split,
+    )
     try:
         path = evaluate_rankings(
             goldset,
@@ -159,12 +193,11 @@ def evaluate(
             level=level,
             corpus_dir=corpus,
             workdir=workdir,
-            log=lambda m: err_console.print(m, markup=False, highlight=False, soft_wrap=True),
+            log=notice,
+            overwrite=overwrite,
+            progress=True,
         )
         rec = load_run(path)
     except HarnessError as exc:
         _fail(exc)
-    if fmt == "table" and out == "-":  # emit puts the warnings on stderr for the other outputs
-        for w in rec.summary.warnings:
-            err_console.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     emit("run", rec, fmt, out, path=path)

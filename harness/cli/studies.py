@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._checks import at_least, int_list
-from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format
+from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format, renamed
 from harness.errors import HarnessError
 
 
@@ -25,8 +25,12 @@ def known_item(
     coverage: bool = typer.Option(False, "--coverage", help="Also run the coverage study on the outcomes."),
     reps: int = typer.Option(5000, help="Coverage: samples per design (>= 10).", callback=at_least(10)),
     k: str = typer.Option(
-        "5,10,20,40,80", "--K", help="Coverage: documents per sample (SRS design; each >= 2).", callback=int_list(2)
+        None,
+        "--docs-per-sample",
+        help="Coverage: documents per sample K, comma list (SRS design; each >= 2; default 5,10,20,40,80).",
+        callback=int_list(2),
     ),
+    k_old: str = typer.Option(None, "--K", hidden=True, help="Deprecated: --docs-per-sample.", callback=int_list(2)),
     workers: int = typer.Option(2, help="Search worker processes.", callback=at_least(1)),
     model: str = typer.Option(None, "--model", help="Embedding model of the vector system (as in `harness embed`)."),
     workdir: Path = WORKDIR,
@@ -55,7 +59,9 @@ def known_item(
             res = run_chunk_size_sensitivity(corpus, out, sizes=sizes, **common)
         elif coverage:
             kind = "known-item-study"
-            res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=_csv_ints(k, "--K"), **common)
+            k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
+            ks = _csv_ints(k, "--docs-per-sample")
+            res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=ks, **common)
         else:
             kind = "known-item"
             res = run_known_item(corpus, out, chunk_words=sizes[0], **common)
@@ -69,12 +75,22 @@ def coverage_cmd(
     population: Path = typer.Option(..., "--population", help="A known-item output folder (per_document.jsonl)."),
     reps: int = typer.Option(5000, help="Samples per design (>= 10).", callback=at_least(10)),
     k: str = typer.Option(
-        "5,10,20,40,80", "--K", help="Documents per sample (SRS design; each >= 2).", callback=int_list(2)
+        None,
+        "--docs-per-sample",
+        help="Documents per sample K, comma list (SRS design; each >= 2; default 5,10,20,40,80).",
+        callback=int_list(2),
     ),
+    k_old: str = typer.Option(None, "--K", hidden=True, help="Deprecated: --docs-per-sample.", callback=int_list(2)),
     types: int = typer.Option(6, help="Two-stage design: types sampled (0 skips the design).", callback=at_least(0)),
     per_type: int = typer.Option(4, help="Two-stage design: documents per type.", callback=at_least(1)),
-    b: int = typer.Option(999, "--B", help="Inner bootstrap replicates (>= 39).", callback=at_least(39)),
-    seed: int = typer.Option(0, callback=at_least(0)),
+    b: int = typer.Option(
+        None,
+        "--bootstrap-reps",
+        help="Inner bootstrap replicates B (default 999; at least 39).",
+        callback=at_least(39),
+    ),
+    b_old: int = typer.Option(None, "--B", hidden=True, help="Deprecated: --bootstrap-reps.", callback=at_least(39)),
+    seed: int = typer.Option(0, help="Seed of the simulation (samples and bootstrap).", callback=at_least(0)),
     system: str = typer.Option(None, help="Which system's outcomes (default: the first)."),
     out: Path = typer.Option(None, "--out", help="Output folder (default: the population folder)."),
     fmt: str = FORMAT,
@@ -87,16 +103,19 @@ def coverage_cmd(
     fmt = output_format(fmt, out=result_out, field="--result-out")
 
     try:
+        k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
+        b = renamed(b, b_old, new="--bootstrap-reps", old="--B")
         res = run_coverage(
             population,
             reps=reps,
-            ks=_csv_ints(k, "--K"),
+            ks=_csv_ints(k, "--docs-per-sample"),
             types=types,
             per_type=per_type,
-            b=b,
+            b=999 if b is None else b,
             seed=seed,
             system=system,
             out_dir=out,
+            progress=True,
         )
     except HarnessError as exc:
         _fail(exc)

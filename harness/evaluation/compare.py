@@ -228,7 +228,8 @@ def compare_runs(
         notes.append(
             "compared "
             + ", ".join(f"{x} (A) with {y} (B)" for x, y in pairs)
-            + f"; not compared: A {others_a or '-'}, B {others_b or '-'} (choose with --system-a / --system-b)"
+            + f"; not compared: A {others_a or '-'}, B {others_b or '-'}"
+            + " (choose with --baseline-system / --candidate-system)"
         )
     if len(pairs) == 1:
         notes.append("one pair compared, so no Holm adjustment")

@@ -349,7 +349,7 @@ def _as_guards(guards: Mapping[str, float] | Sequence[Guard | str] | None) -> li
 
 
 def _pair(a: RunRecord, b: RunRecord, system_baseline: str | None, system_candidate: str | None) -> tuple[str, str]:
-    flags = ("--system-baseline", "--system-candidate")
+    flags = ("--baseline-system", "--candidate-system")
     (sa, sb), *rest = pick_pairs(a, b, system_baseline, system_candidate, flags=flags)
     if rest:
         pairs = ", ".join(f"{x}/{y}" for x, y in [(sa, sb), *rest])

@@ -62,15 +62,15 @@ def pick_pairs(
     system_a: str | None,
     system_b: str | None,
     *,
-    flags: tuple[str, str] = ("--system-a", "--system-b"),
+    flags: tuple[str, str] = ("--baseline-system", "--candidate-system"),
 ) -> list[tuple[str, str]]:
     """The ``(system of a, system of b)`` pairs to compare: the named ones; within one run its first system against
     each other; one system each; else the systems both runs hold.
 
     Args:
         a, b: the two runs; system_a, system_b: the systems named (or ``None``).
-        flags: the command-line options that name them, for the messages (``gate``: ``--system-baseline``,
-            ``--system-candidate``).
+        flags: the command-line options that name them, for the messages (``power``: ``--baseline-system``,
+            ``--system``).
 
     Raises:
         HarnessInputError: a named system not in its run, or no pair (the message says how to choose, with

@@ -30,7 +30,9 @@ from harness.evaluation.runs import (
 from harness.evaluation.trec import KnownIds, read_rankings, trec_qrels_lines, trec_run_lines
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
+from harness.io import OUTPUT_MARKER, is_harness_output
 from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
+from harness.progress import stage
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
 from harness.stats import all_intervals, satterthwaite_df
@@ -241,6 +243,7 @@ def run(
     options: RunOptions | None = None,
     progress: bool = False,
     log: Callable[[str], None] | None = None,
+    overwrite: bool = False,
 ) -> Path:
     """Run ``systems`` on every question of a gold set over a corpus and write a run record.
 
@@ -252,10 +255,11 @@ def run(
             :class:`~harness.retrieve.registry.SystemPlan` (a replay: :meth:`SystemPlan.from_record`).
         workdir: derived files (database, indexes, caches).
         runs_dir: where the run record goes.
-        run_id: folder name (default: time-based); an existing id is refused.
+        run_id: folder name (default: time-based); an existing id is refused unless ``overwrite``.
         options: depths, ks, clustering, seed, system defaults.
         progress: show progress bars.
         log: a callable receiving one-line progress messages.
+        overwrite: replace an existing record of that id, only one harness wrote (:func:`check_run_id`).
 
     Returns:
         The run record's folder.
@@ -263,15 +267,15 @@ def run(
     Raises:
         HarnessInputError: unusable input: a gold set that fails the checks before scoring (records hash, corpus
             identity, corpus rules V001-V005 on the ingested chunks, structural rules:
-            :func:`harness.validate.scoring.check_before_scoring`), ingest errors, an unknown system.
+            :func:`harness.validate.scoring.check_before_scoring`), ingest errors, an unknown system; the run id
+            exists (:func:`check_run_id`).
     """
     options = options or RunOptions()
     plan = plan_systems(systems, defaults=options.system_defaults)
     say = log or (lambda _m: None)
     timings: dict[str, float] = {}
     run_id = run_id or default_run_id()
-    if (Path(runs_dir) / run_id).exists():
-        raise HarnessInputError(f"{Path(runs_dir) / run_id}: run id exists already; refusing to overwrite")
+    check_run_id(runs_dir, run_id, overwrite=overwrite)
     t0 = time.perf_counter()
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)
@@ -285,7 +289,8 @@ def run(
     timings["ingest"] = round(time.perf_counter() - t0, 3)
     say(
         f"corpus {cmanifest.corpus_id}: {cmanifest.n_documents} documents, {cmanifest.n_chunks} chunks"
-        f" ({'ingested' if created else 'already ingested'} in {timings['ingest']:.1f} s)"
+        f" ({'ingested' if created else 'already ingested'}; {timings['ingest']:.1f} s to load the gold set and "
+        f"{'ingest' if created else 'check'} the corpus: the record's timings_s.ingest)"
     )
     corpus = Corpus(db_path)
     try:
@@ -296,15 +301,20 @@ def run(
         results = sysset.search_all(queries, qids, doc_depth=options.doc_depth, chunk_depth=options.chunk_depth)
         timings.update(sysset.timings)
         t1 = time.perf_counter()
-        rows, summary, clusters_info = score_results(
-            goldset,
-            results,
-            options,
-            n_docs=cmanifest.n_documents,
-            n_chunks=cmanifest.n_chunks,
-            slices={**sysset.slices(goldset), **split_qids},
-        )
+        with stage("metrics and intervals", enabled=progress):
+            rows, summary, clusters_info = score_results(
+                goldset,
+                results,
+                options,
+                n_docs=cmanifest.n_documents,
+                n_chunks=cmanifest.n_chunks,
+                slices={**sysset.slices(goldset), **split_qids},
+            )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
+        say(
+            f"metrics and intervals: {timings['metrics_and_intervals']:.1f} s (the record's "
+            "timings_s.metrics_and_intervals)"
+        )
         return _write_record(
             runs_dir,
             run_id,
@@ -324,6 +334,7 @@ def run(
                 "index_bytes": sysset.index_bytes(),
                 **_split_extra(options),
             },
+            overwrite=overwrite,
         )
     finally:
         corpus.close()
@@ -365,6 +376,8 @@ def evaluate_rankings(
     corpus_dir: str | Path | None = None,
     workdir: str | Path = ".harness",
     log: Callable[[str], None] | None = None,
+    overwrite: bool = False,
+    progress: bool = False,
 ) -> Path:
     """Score rankings produced by any other system and write a run record.
 
@@ -373,7 +386,7 @@ def evaluate_rankings(
         rankings_path: a TREC run file (``qid Q0 id rank score tag``; the tag names the system; a chunk id holds
             ``#`` unless ``level`` says otherwise) or JSONL lines ``{"qid": .., "system": .., "docs": [[id, score],
             ..], "chunks": [[id, score], ..]}`` (either list may be absent).
-        runs_dir, run_id, options: as for :func:`run`.
+        runs_dir, run_id, options, overwrite, progress: as for :func:`run`.
         level: force ``document`` or ``chunk`` for a TREC file.
         corpus_dir: optional: the corpus the rankings come from. The gold set is first checked as ``run`` checks it
             (corpus identity, gold document ids, corpus rules V001-V005, on the database ingested in ``workdir`` if
@@ -392,11 +405,13 @@ def evaluate_rankings(
         HarnessInputError: unreadable or malformed rankings (``file:line: field``), a score that is not finite,
             unknown question ids, a file none of whose ids is known (:func:`~harness.evaluation.trec.
             read_rankings`); a gold set that fails the checks before scoring
-            (:func:`harness.validate.scoring.check_before_scoring`). The import's warnings (unknown ids, constant
-            scores, duplicates, one level only) go to the summary's ``warnings``.
+            (:func:`harness.validate.scoring.check_before_scoring`); the run id exists (:func:`check_run_id`). The
+            import's warnings (unknown ids, constant scores, duplicates, one level only) go to the summary's
+            ``warnings``.
     """
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
+    check_run_id(runs_dir, run_id, overwrite=overwrite)
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)
     if corpus_dir is None:
@@ -420,7 +435,8 @@ def evaluate_rankings(
         sizes = {"n_docs": corpus_info["n_documents"], "n_chunks": corpus_info["n_chunks"]}
     imported = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records}, known_ids=known)
     results = imported.results
-    rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids, **sizes)
+    with stage("metrics and intervals", enabled=progress):
+        rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids, **sizes)
     if imported.warnings:
         summary["warnings"] = imported.warnings
     return _write_record(
@@ -436,6 +452,7 @@ def evaluate_rankings(
         corpus=corpus_info,
         system_configs={s: {"system": s, "source": "external rankings"} for s in results},
         extra={"rankings_file": str(rankings_path), **_split_extra(options)},
+        overwrite=overwrite,
     )
 
 
@@ -459,6 +476,27 @@ def _corpus_ids(goldset: GoldSet, corpus_dir: str | Path, workdir: str | Path) -
     return known, {**cmanifest.to_dict(), "db": str(db_path)}
 
 
+def check_run_id(runs_dir: str | Path, run_id: str, *, overwrite: bool = False) -> None:
+    """Refuse, before any work, a run id whose record cannot be written: one that exists (without ``overwrite``),
+    or that exists and is not a folder harness wrote (no output marker; :func:`harness.io.is_harness_output`).
+
+    Raises:
+        HarnessInputError: one line naming the folder and what to do (exit 2).
+    """
+    final = Path(runs_dir) / run_id
+    if not (final.exists() or final.is_symlink()):
+        return
+    if not overwrite:
+        raise HarnessInputError(
+            f"--run-id {final}: run id exists already; refusing to overwrite (give --overwrite to replace a run "
+            "record harness wrote, or choose another --run-id)"
+        )
+    if not is_harness_output(final):
+        raise HarnessInputError(
+            f"--run-id {final}: not a run record harness wrote (no {OUTPUT_MARKER}); refusing to overwrite it"
+        )
+
+
 def _write_record(
     runs_dir: str | Path,
     run_id: str,
@@ -473,6 +511,7 @@ def _write_record(
     corpus: dict,
     system_configs: dict,
     extra: dict,
+    overwrite: bool = False,
 ) -> Path:
     """Assemble the manifest and TREC files shared by ``run`` and ``evaluate`` and write the record atomically."""
     manifest = {
@@ -505,5 +544,12 @@ def _write_record(
         )
     qrels = {lv: trec_qrels_lines(goldset, lv) for lv in ("document", "chunk")}
     return write_run_record(
-        runs_dir, run_id, manifest=manifest, per_question=rows, summary=summary, trec_runs=trec_runs, qrels=qrels
+        runs_dir,
+        run_id,
+        manifest=manifest,
+        per_question=rows,
+        summary=summary,
+        trec_runs=trec_runs,
+        qrels=qrels,
+        overwrite=overwrite,
     )

@@ -132,13 +132,13 @@ def power_plan(
     if baseline is not None:
         base = load_run(baseline)
         check_comparable(base, rec)
-        (sb, sysname), *_ = pick_pairs(base, rec, system_baseline, system, flags=("--system-baseline", "--system"))
+        (sb, sysname), *_ = pick_pairs(base, rec, system_baseline, system, flags=("--baseline-system", "--system"))
         pv = paired_values(base, rec, sb, sysname, metric, split=split)
         y, cl = pv.diff, pv.clusters
         if not np.any(y != y[0]):
             raise HarnessInputError(
                 f"--baseline: the paired differences {sysname} - {sb} are all equal ({float(y[0]):+.4f}); nothing to "
-                "plan (the same system twice?): name the systems with --system and --system-baseline"
+                "plan (the same system twice?): name the systems with --system and --baseline-system"
             )
     else:
         sysname = system or rec.systems[0]

@@ -130,24 +130,28 @@ def write_run_record(
     summary: Summary | dict,
     trec_runs: dict[tuple[str, str], list[str]],
     qrels: dict[str, list[str]],
+    overwrite: bool = False,
 ) -> Path:
     """Write a run record atomically (schema :data:`RUN_SCHEMA_VERSION`).
 
     Args:
         runs_dir: parent folder (``runs/``).
-        run_id: folder name; must not exist yet.
+        run_id: folder name; must not exist yet, unless ``overwrite``.
         manifest, per_question, summary: the record's contents, as models or as dicts of the same shape (validated
             here, so a value outside its declared range is never written); the manifest's paths are made relative
             to the working directory (:func:`~harness.evaluation.record.portable_manifest`).
         trec_runs: ``{(system, level): lines}`` (see :mod:`harness.evaluation.trec`).
         qrels: ``{level: lines}``.
+        overwrite: replace an existing record, only one harness wrote (it carries the output marker;
+            :func:`harness.io.atomic_directory`).
 
     Returns:
         The record's folder; its manifest, written last, lists the sha256 of every other file
         (``content_sha256``, :func:`record_hashes`).
 
     Raises:
-        HarnessInputError: the run id exists already, or is not a plain folder name; a content out of its declared
+        HarnessInputError: the run id exists already (without ``overwrite``, or not written by harness), or is
+            not a plain folder name; a content out of its declared
             range (naming the file and field).
     """
     if not run_id or "/" in run_id or run_id.startswith("."):
@@ -161,7 +165,7 @@ def write_run_record(
         r if isinstance(r, QuestionRow) else validated(QuestionRow, r, final / "per_question.jsonl", line=i)
         for i, r in enumerate(per_question, start=1)
     ]
-    with atomic_directory(final, kind="run record", field="--run-id") as tmp:
+    with atomic_directory(final, overwrite=overwrite, kind="run record", field="--run-id") as tmp:
         with open(tmp / "per_question.jsonl", "w", encoding="utf-8") as f:
             for row in rows:
                 f.write(json.dumps(row.model_dump(mode="python"), ensure_ascii=False) + "\n")

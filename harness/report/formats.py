@@ -14,9 +14,10 @@ Formats (:data:`FORMATS`, name -> renderer ``(result, console) -> None``):
 * ``junit`` - JUnit XML (:mod:`harness.report.junit`), for the ``gate`` kind only (:data:`FORMAT_KINDS`): asking
   it of another verb is refused before the verb runs (:func:`check_format` with the verb's kind).
 
-Warnings (few clusters, questions missing on either side, a truncated ICC) are part of every format's output (the
-``warnings`` of the JSON ``data``, Markdown block quotes, yellow table lines; :func:`warnings_of`), and :func:`emit`
-also prints them on stderr unless the output is the table on stdout.
+Warnings (few clusters, questions missing on either side, a truncated ICC, questions without a ranking) are part of
+every format's output written to a file (the ``warnings`` of the JSON ``data``, Markdown block quotes, yellow table
+lines; :func:`warnings_of`), and :func:`emit` prints them on stderr: stdout holds the result only, so the table on
+stdout leaves them to stderr (shown on the terminal all the same).
 
 Adding a format is one module with a renderer ``(result, console) -> None`` and one line in :data:`FORMATS` (and one
 in :data:`FORMAT_KINDS` when it applies to some kinds only). Output files are written atomically; a path that exists
@@ -45,11 +46,13 @@ from harness.report.junit import junit_xml
 from harness.report.markdown_verbs import render as markdown_of
 from harness.report.studies import render_known_item, render_sensitivity, render_study
 from harness.report.terminal import (
+    print_warnings,
     render_comparison,
     render_gate,
     render_power,
     render_run,
     render_sweep,
+    run_notices,
     run_warnings,
 )
 
@@ -113,7 +116,7 @@ KINDS: dict[str, Kind] = {
 
 #: The warnings (few clusters, missing questions, ICC truncation) of each kind that has them.
 _WARNINGS: dict[str, Callable[[Any], list[str]]] = {
-    "run": run_warnings,
+    "run": lambda rec: run_notices(rec) + run_warnings(rec),
     "comparison": lambda rep: list(rep.warnings),
     "gate": lambda v: list(v.warnings),
     "power": lambda plan: list(plan.get("warnings", [])),
@@ -195,10 +198,14 @@ def _apply_table(res, console: Console) -> None:
 _WHAT = {"run": "run record", "known-item": "outputs", "known-item-study": "outputs", "coverage": "outputs"}
 
 
-def format_table(result: Result, console: Console) -> None:
-    """The ``table`` format: rich tables (the terminal output of each verb), then the path of what was written."""
+def format_table(result: Result, console: Console, *, warnings: bool = True) -> None:
+    """The ``table`` format: rich tables (the terminal output of each verb), the warnings (:func:`warnings_of`,
+    yellow lines; left out with ``warnings`` false, when :func:`emit` prints them on stderr), then the path of what
+    was written."""
     _kind(result)
     _TABLES[result.kind](result.value, console)
+    if warnings:
+        print_warnings(warnings_of(result), console)
     if result.path is not None and result.kind in _WHAT:
         from rich.text import Text
 
@@ -288,21 +295,24 @@ def emit(
     """Render ``result`` in format ``fmt`` and write it to ``out`` (stdout for ``None``/``-``, through ``console``
     when given, so a terminal keeps its colours; ``field`` names the option in messages).
 
-    With ``err`` (the CLI's stderr console), every warning of the result (:func:`warnings_of`) is also printed there,
-    one ``warning: ...`` line each, unless the output is the table on stdout (which shows them already).
+    With ``err`` (the CLI's stderr console), every warning of the result (:func:`warnings_of`) is printed there, one
+    ``warning: ...`` line each; the table on stdout then leaves them out (stdout holds the result only), a file or
+    a machine format keeps them too.
 
     Raises:
         HarnessInputError: an unknown format, an output path refused by :func:`check_output` (exit 2).
     """
     render = FORMATS[check_format(fmt, result.kind)]
     to_stdout = out is None or str(out) == "-"
-    if to_stdout:
+    if to_stdout and fmt == "table":
+        format_table(result, console or Console(), warnings=err is None)
+    elif to_stdout:
         render(result, console or Console())
     else:
         check_output(out, field=field)
         buf = io.StringIO()
         render(result, Console(file=buf, width=150, color_system=None, force_terminal=False, soft_wrap=False))
         write_output(buf.getvalue(), out, field=field)
-    if err is not None and not (to_stdout and fmt == "table"):
+    if err is not None:
         for w in warnings_of(result):
             err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)

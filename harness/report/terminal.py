@@ -8,6 +8,9 @@ prints as itself.
 
 from __future__ import annotations
 
+import re
+import textwrap
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -65,8 +68,36 @@ def _df(run: RunRecord) -> str:
     return num(run.manifest.clusters.df, ".1f").replace(MISSING, "n/a")
 
 
-def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS, method: str = "cr2") -> Table:
-    """System x metric table with 95 % intervals."""
+def stacked(cell: str) -> str:
+    """``0.412 [0.301, 0.523]`` as two lines, the estimate above its interval (a narrow terminal's layout)."""
+    est, _, rest = cell.partition(" ")
+    return f"{est}\n{rest}" if rest else est
+
+
+_INTERVAL = re.compile(r"\[[^\[\]\n]*\]")
+_KEEP = "\ue000"  # a private-use character standing for a space that must not break
+
+
+def wrap_keeping_intervals(line: str, width: int) -> str:
+    """``line`` wrapped at spaces to ``width`` columns, never inside a bracketed interval (``[-0.0309, +0.0586]``);
+    a word longer than ``width`` stays whole. Returns the lines joined by newlines."""
+    if _KEEP in line or width < 1:
+        return line
+    kept = _INTERVAL.sub(lambda m: m.group(0).replace(" ", _KEEP), line)
+    wrapped = textwrap.wrap(kept, width=width, break_long_words=False, break_on_hyphens=False)
+    return "\n".join(wrapped).replace(_KEEP, " ")
+
+
+def fits(console: Console, renderable) -> bool:
+    """Whether ``renderable`` drawn at its natural width fits the console's width (nothing wraps or is cut)."""
+    return console.measure(renderable, options=console.options.update(max_width=10_000)).maximum <= console.width
+
+
+def systems_table(
+    run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS, method: str = "cr2", *, narrow: bool = False
+) -> Table:
+    """System x metric table with 95 % intervals; an interval never wraps inside itself (``no_wrap``), and with
+    ``narrow`` each cell puts the estimate above its interval (:func:`stacked`)."""
     first = next(iter(run.summary.systems.values()), {})
     n_q = first[slice_name].n_questions if slice_name in first else 0
     cl = run.manifest.clusters
@@ -77,12 +108,13 @@ def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS,
     t = Table(title=Text(title), title_justify="left")
     t.add_column("system", style="bold")
     for m in metrics:
-        t.add_column(m, justify="right")
+        t.add_column(m, justify="right", no_wrap=True)
+    shape = stacked if narrow else str
     for system, s in run.summary.systems.items():
         if slice_name not in s:
             continue
         ov = s[slice_name].overall
-        t.add_row(rich_text(system), *[rich_text(fmt_interval(ov.get(m), method)) for m in metrics])
+        t.add_row(rich_text(system), *[rich_text(shape(fmt_interval(ov.get(m), method))) for m in metrics])
     marks = legend(slice_intervals(run, slice_name, metrics, method))
     if marks:
         t.caption = Text(marks)
@@ -90,13 +122,23 @@ def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS,
     return t
 
 
-def category_table(run: RunRecord, metric: str = "mrr", slice_name: str = "all") -> Table:
-    """Per-category means of one metric, one row per system."""
+def category_table(run: RunRecord, metric: str = "mrr", slice_name: str = "all", *, transpose: bool = False) -> Table:
+    """Per-category means of one metric, one row per system (``transpose``: one row per category, one column per
+    system, for a terminal too narrow for a column per category)."""
     t = Table(title=Text(f"{metric} per category ({slice_name} questions)"), title_justify="left")
-    t.add_column("system", style="bold")
     slices = [s[slice_name] for s in run.summary.systems.values() if slice_name in s]
     present = {c for sl in slices for c in sl.per_category}
     cats = [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
+    if transpose:
+        shown = {system: s[slice_name].per_category for system, s in run.summary.systems.items() if slice_name in s}
+        t.add_column("category", style="bold", no_wrap=True)
+        for system in shown:
+            t.add_column(rich_text(system), justify="right")
+        for c in cats:
+            t.add_row(rich_text(c), *[num(pc[c].metrics.get(metric), ".3f") if c in pc else MISSING
+                                      for pc in shown.values()])  # fmt: skip
+        return t
+    t.add_column("system", style="bold")
     for c in cats:
         t.add_column(rich_text(spaced(c)), justify="right")
     for system, s in run.summary.systems.items():
@@ -131,17 +173,45 @@ def run_warnings(run: RunRecord) -> list[str]:
     return out + interval_warnings(slice_intervals(run, sl, (*MAIN_METRICS, *EVIDENCE_METRICS)))
 
 
+def run_notices(run: RunRecord) -> list[str]:
+    """What changes the reading of a run's numbers besides the intervals' warnings: per system, the questions it
+    returned no ranking for (scored 0) and the levels it returned no rankings at (those metrics are n/a)."""
+    out = []
+    for system, s in run.summary.systems.items():
+        whole = s.get("all")
+        if whole is None:
+            continue
+        if whole.counts is not None and whole.counts.n_missing:
+            out.append(
+                f"{system}: {whole.counts.n_missing} of {whole.counts.n_questions} questions have no ranking and "
+                "score 0"
+            )
+        out += [f"{system}: no {lv} rankings; those metrics are n/a" for lv, ok in whole.levels.items() if not ok]
+    return out
+
+
+def print_warnings(lines: list[str], console: Console) -> None:
+    """Print warnings as yellow ``warning: ...`` lines (every input string escaped: plain :class:`Text`)."""
+    for w in lines:
+        console.print(_yellow(f"warning: {w}"), soft_wrap=True)
+
+
 def render_run(run: RunRecord, console: Console | None = None) -> None:
     """Print the systems table (the questions of the run's split, all by default, and, when present, the fully
-    covered slice), per-category MRR, evidence recall and the few-cluster warnings."""
+    covered slice), per-category MRR and evidence recall (the warnings, :func:`run_notices` and
+    :func:`run_warnings`, are printed by the caller: :func:`harness.report.formats.format_table`)."""
     console = console or Console()
     shown = run_slice(run)
-    console.print(systems_table(run, shown))
+    narrow = not fits(console, systems_table(run, shown)) or not fits(
+        console, systems_table(run, shown, metrics=EVIDENCE_METRICS)
+    )
+    console.print(systems_table(run, shown, narrow=narrow))
     first = next(iter(run.summary.systems.values()), {})
     if "covered" in first:
-        console.print(systems_table(run, "covered"))
-    console.print(category_table(run, "mrr", shown))
-    console.print(systems_table(run, shown, metrics=EVIDENCE_METRICS))
+        console.print(systems_table(run, "covered", narrow=narrow))
+    cats = category_table(run, "mrr", shown)
+    console.print(cats if fits(console, cats) else category_table(run, "mrr", shown, transpose=True))
+    console.print(systems_table(run, shown, metrics=EVIDENCE_METRICS, narrow=narrow))
     if shown != "all" and "all" in first:
         console.print(
             Text(
@@ -168,22 +238,6 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
             ties.append(f"{system} ({', '.join(parts)})")
     if ties:
         console.print(Text("questions whose top-k cut-off fell in a score tie (resolved by id): " + "; ".join(ties)))
-    for system, s in run.summary.systems.items():
-        whole = s.get("all")
-        if whole is None:
-            continue
-        if whole.counts is not None and whole.counts.n_missing:
-            console.print(
-                _yellow(
-                    f"{system}: {whole.counts.n_missing} of {whole.counts.n_questions} questions have no ranking "
-                    "and score 0"
-                )
-            )
-        for lv, ok in whole.levels.items():
-            if not ok:
-                console.print(_yellow(f"{system}: no {lv} rankings; those metrics are n/a"))
-    for w in run_warnings(run):
-        console.print(_yellow(f"warning: {w}"))
     cov = run.manifest.coverage
     if cov is not None:
         console.print(
@@ -202,10 +256,31 @@ def _split_text(split: str) -> str:
     return "" if split == "all" else f"; {split} split only"
 
 
+def _narrow_comparison_table(rep: ComparisonReport, title) -> Table:
+    """The comparison table for a narrow terminal: the same cells, paired ones stacked two lines high (A over B,
+    mean A over mean B, randomisation over Holm p, question over cluster W/T/L); the interval stays on one line."""
+    t = Table(title=title, title_justify="left")
+    for col in ("A\nB", "metric", "mean A\nmean B", "B - A [CI]", "df", "p rand.\np Holm", "W/T/L q\nW/T/L cl"):
+        t.add_column(col, justify="left" if col in ("A\nB", "metric") else "right", no_wrap=True)
+    for c in rep.comparisons:
+        iv = c.interval
+        t.add_row(
+            rich_text(f"{c.system_a}\n{c.system_b}"),
+            rich_text(c.metric),
+            f"{c.mean_a:.3f}\n{c.mean_b:.3f}",
+            rich_text(diff_iv(c.diff, iv)),
+            num(iv.get("df"), ".1f"),
+            f"{c.p_randomization:.3f}\n{num(c.p_holm, '.3f')}",
+            f"{wtl(c.questions)}\n{wtl(c.clusters)}",
+        )
+    return t
+
+
 def render_comparison(rep: ComparisonReport, console: Console | None = None) -> None:
     """Print a :class:`~harness.evaluation.compare.ComparisonReport`: one row per (pair, metric) with the interval's
-    marks, the notes and few-cluster warnings, then per-category rows (with intervals) and the regressed questions
-    (:mod:`harness.report.regressions`) of the first metric."""
+    marks and the notes, then per-category rows (with intervals) and the regressed questions
+    (:mod:`harness.report.regressions`) of the first metric (the few-cluster warnings are printed by
+    :func:`harness.report.formats.format_table`)."""
     console = console or Console()
     cl = rep.clustering
     t = Table(
@@ -233,6 +308,8 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
             wtl(c.questions),
             wtl(c.clusters),
         )
+    if not fits(console, t):
+        t = _narrow_comparison_table(rep, t.title)
     marks = legend(c.interval for c in rep.comparisons)
     if marks:
         t.caption, t.caption_justify = Text(marks), "left"
@@ -252,8 +329,6 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
             ct.add_row(rich_text(cat), str(e["n"]), cell, wtl(e))
         console.print(ct)
         _print_regressions(console, f"{c.metric}: {c.system_b} - {c.system_a}", c.regressions)
-    for w in rep.warnings:
-        console.print(_yellow(f"warning: {w}"))
 
 
 def gate_check_line(v: GateVerdict, c: GateCheck) -> str:
@@ -286,11 +361,12 @@ def gate_lines(v: GateVerdict) -> list[str]:
 
 def render_gate(v: GateVerdict, console: Console | None = None) -> None:
     """Print the gate's verdict (:func:`gate_lines`), the gold set, split, sizes, harness version and interval method,
-    the legend of the interval marks, the regressed questions of each metric check and the warnings (few clusters,
-    questions missing on either side)."""
+    the legend of the interval marks and the regressed questions of each metric check (the warnings - few
+    clusters, questions missing on either side - are printed by :func:`harness.report.formats.format_table`)."""
     console = console or Console()
-    for line in gate_lines(v):
-        console.print(Text(line), soft_wrap=True)
+    for line in gate_lines(v):  # one line per check in a log or file; on a terminal wrapped, intervals whole
+        shown = wrap_keeping_intervals(line, console.width) if console.is_terminal else line
+        console.print(Text(shown), soft_wrap=True)
     console.print(
         Text(
             f"gold set {v.goldset.get('name')} v{v.goldset.get('version')}, split {v.split}; {v.n_questions} "
@@ -305,8 +381,6 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
     for c in v.checks:
         if c.kind == "metric":
             _print_regressions(console, f"{c.metric}: {v.system_candidate} - {v.system_baseline}", c.regressions)
-    for w in v.warnings:
-        console.print(_yellow(f"warning: {w}"))
 
 
 def render_power(plan: dict, console: Console | None = None) -> None:
@@ -325,8 +399,6 @@ def render_power(plan: dict, console: Console | None = None) -> None:
             f"{plan['current_clusters']} clusters, {plan['current_questions']} questions)"
         )
     )
-    for w in plan.get("warnings", []):
-        console.print(_yellow(f"warning: {w}"))
 
 
 def render_sweep(result: SweepResult, console: Console | None = None) -> None:
@@ -381,5 +453,3 @@ def render_sweep(result: SweepResult, console: Console | None = None) -> None:
     if any(r.missing.values()):
         lines.append(f"questions without any {inputs} ranking (scored 0): {r.missing}")
     console.print(Text("\n".join(lines)))
-    for w in r.warnings:
-        console.print(_yellow(f"warning: {w}"))

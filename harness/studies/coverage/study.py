@@ -53,6 +53,7 @@ import numpy as np
 import harness.stats.batched as batched
 from harness.errors import HarnessInputError
 from harness.io import atomic_write_json, atomic_write_text, read_json
+from harness.progress import progress_bar
 from harness.stats.design import design_diagnostics
 from harness.stats.methods import DEFAULTS, INTERVALS, display_order
 from harness.studies.coverage.population import Population, load_population
@@ -216,11 +217,19 @@ def _blocks(reps: int, per_block: int) -> list[tuple[int, int]]:
     return [(a, min(a + per_block, reps)) for a in range(0, reps, per_block)]
 
 
-def _run_blocks(fn, blocks: list[tuple[int, int]], threads: int) -> list:
+def _run_blocks(fn, blocks: list[tuple[int, int]], threads: int, advance=None) -> list:
+    """``fn(j, a, z)`` for every block ``j`` of replicates ``a:z`` (in threads), ``advance(z - a)`` after each."""
+
+    def one(j: int, a: int, z: int):
+        out = fn(j, a, z)
+        if advance is not None:
+            advance(z - a)
+        return out
+
     if threads <= 1 or len(blocks) == 1:
-        return [fn(i, a, b) for i, (a, b) in enumerate(blocks)]
+        return [one(i, a, b) for i, (a, b) in enumerate(blocks)]
     with ThreadPoolExecutor(threads) as ex:
-        return list(ex.map(lambda x: fn(x[0], *x[1]), enumerate(blocks)))
+        return list(ex.map(lambda x: one(x[0], *x[1]), enumerate(blocks)))
 
 
 def _concat(parts: list[dict]) -> dict:
@@ -240,6 +249,7 @@ def study_design(
     level: float = 0.95,
     threads: int = 2,
     block_elements: int = 1 << 21,
+    advance=None,
 ) -> DesignResult:
     """Coverage of every interval method under one design (see the module docstring).
 
@@ -255,6 +265,7 @@ def study_design(
         level: confidence level.
         threads: worker threads over replicate blocks.
         block_elements: bound on ``reps_in_block * b * K`` (memory: about 20 float64 arrays of this size per thread).
+        advance: called with the number of samples done after each block (a progress display; changes nothing).
 
     Returns:
         A :class:`DesignResult`; a design that cannot be drawn (K > D, too few types) comes back with empty rows and
@@ -282,7 +293,7 @@ def study_design(
             draws = batched.Resamples(rng, b, (seed, 0, k, j))
             return _sample_intervals(pop.n[idx], pop.s[idx], _sq(idx), draws, level, f, n_rows, outcome)
 
-        parts = _run_blocks(fn, _blocks(reps, per_block), threads)
+        parts = _run_blocks(fn, _blocks(reps, per_block), threads, advance)
         res = _concat(parts)
         rows = _summarise(res, theta, mu, reps, outcome)
         note = {"fraction": f, "documents": d}
@@ -321,7 +332,7 @@ def study_design(
         out.update(batched.twostage_ratio_intervals(nt, st, sizes[tsel], big_h, level))
         return out
 
-    parts = _run_blocks(fn2, _blocks(reps, per_block), threads)
+    parts = _run_blocks(fn2, _blocks(reps, per_block), threads, advance)
     res = _concat(parts)
     rows = _summarise(res, theta, mu, reps, outcome)
     note.update(
@@ -451,6 +462,7 @@ def run_coverage(
     out_dir: str | Path | None = None,
     plots: bool = True,
     block_elements: int = 1 << 21,
+    progress: bool = False,
 ) -> CoverageResult:
     """Run the coverage study (``harness coverage --population OUT_DIR``).
 
@@ -470,6 +482,7 @@ def run_coverage(
             CSV file or a :class:`Population`.
         plots: write the plots.
         block_elements: memory bound (see :func:`study_design`).
+        progress: a progress bar over every design's samples (elapsed time, ETA; :mod:`harness.progress`).
 
     Returns:
         A :class:`CoverageResult` (render it with ``rich.print``).
@@ -480,33 +493,18 @@ def run_coverage(
     if reps < 10:
         raise HarnessInputError(f"--reps {reps}: need at least 10")
     if b < 39:
-        raise HarnessInputError(f"--B {b}: need at least 39 bootstrap replicates")
+        raise HarnessInputError(f"--bootstrap-reps {b}: need at least 39 bootstrap replicates")
     folder = None if isinstance(population, Population) or Path(population).suffix.lower() == ".csv" else population
     pop = population if isinstance(population, Population) else load_population(population, system=system)
     default_out = None if folder is None else Path(folder)
     out = Path(out_dir) if out_dir is not None else default_out
     t0 = time.perf_counter()
-    designs = [
-        study_design(
-            pop, "srs", k=k, reps=reps, b=b, seed=seed, level=level, threads=threads, block_elements=block_elements
-        )
-        for k in ks
-    ]
-    if types:
-        designs.append(
-            study_design(
-                pop,
-                "two-stage",
-                types=types,
-                per_type=per_type,
-                reps=reps,
-                b=b,
-                seed=seed,
-                level=level,
-                threads=threads,
-                block_elements=block_elements,
-            )
-        )
+    common = dict(reps=reps, b=b, seed=seed, level=level, threads=threads, block_elements=block_elements)
+    n_designs = len(ks) + (1 if types else 0)
+    with progress_bar("coverage study (samples, every design)", reps * n_designs, enabled=progress) as advance:
+        designs = [study_design(pop, "srs", k=k, advance=advance, **common) for k in ks]
+        if types:
+            designs.append(study_design(pop, "two-stage", types=types, per_type=per_type, advance=advance, **common))
     secs = time.perf_counter() - t0
     diag = design_diagnostics(pop.n, pop.s, ss=pop.ss)
     popd = {

@@ -21,7 +21,7 @@ import numpy as np
 
 from harness.errors import HarnessInputError
 from harness.io import atomic_directory, atomic_write_json, check_output_location, read_jsonl
-from harness.progress import progress_bar
+from harness.progress import progress_bar, stage
 from harness.ranking import id_rank as rank_ids
 from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
 from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
@@ -208,7 +208,8 @@ def _run_system(
 ) -> KnownItemOutcomes:
     """Build system ``name`` (:data:`~.scorers.SCORERS`) and search every query of ``cc`` with it."""
     t0 = time.perf_counter()
-    scorer, config = get_scorer_factory(name)(inputs)
+    with stage(f"known-item {name}: index build", enabled=inputs.progress):
+        scorer, config = get_scorer_factory(name)(inputs)
     build = time.perf_counter() - t0
     empty = scorer.empty_queries()
     t1 = time.perf_counter()
@@ -273,14 +274,16 @@ def run_known_item(
         if Path(out_dir).exists() and not overwrite:
             raise HarnessInputError(f"--out {out_dir}: already exists; refusing to overwrite")
     t0 = time.perf_counter()
-    cc = chunk_corpus(corpus_dir, chunk_words=chunk_words, query_words=query_words, min_tail_words=min_tail_words)
+    with stage(f"known-item: re-chunk the corpus ({chunk_words} words)", enabled=progress):
+        cc = chunk_corpus(corpus_dir, chunk_words=chunk_words, query_words=query_words, min_tail_words=min_tail_words)
     t_chunk = time.perf_counter() - t0
     from harness.retrieve.analyzer import SpanishAnalyzer
 
     analyzer = SpanishAnalyzer()
     t1 = time.perf_counter()
-    tokens = analyzer.tokenize_many(cc.texts)
-    qtokens = analyzer.tokenize_many(cc.query_texts)
+    with stage(f"known-item: tokenise {len(cc.texts)} chunks and their queries", enabled=progress):
+        tokens = analyzer.tokenize_many(cc.texts)
+        qtokens = analyzer.tokenize_many(cc.query_texts)
     t_tok = time.perf_counter() - t1
     id_rank = rank_ids(cc.chunk_ids)
     inputs = ScorerInputs(
@@ -531,6 +534,15 @@ def run_study(
     )
     first = next(iter(ki.summary["systems"]))
     cov = run_coverage(
-        out_dir, reps=reps, ks=ks, types=types, per_type=per_type, b=b, seed=seed, system=first, threads=workers
+        out_dir,
+        reps=reps,
+        ks=ks,
+        types=types,
+        per_type=per_type,
+        b=b,
+        seed=seed,
+        system=first,
+        threads=workers,
+        progress=progress,
     )
     return StudyResult(ki, cov)
