@@ -61,36 +61,67 @@ def known_item(
 
 @app.command("coverage")
 def coverage_cmd(
-    population: Path = typer.Option(..., "--population", help="A known-item output folder (per_document.jsonl)."),
+    population: list[str] = typer.Option(
+        ...,
+        "--population",
+        help="A known-item output folder, a CSV of doc_id,hit[,doc_type] or doc_id,y[,doc_type], or 'synthetic'; "
+        "repeat for several.",
+    ),
+    system: str = typer.Option(
+        None, help="Known-item folders: systems (comma-separated) or 'all' (default: the first)."
+    ),
+    outcome: str = typer.Option("hit", help="Known-item folders: hit (hit@1), rr (reciprocal rank) or hit,rr."),
+    paired: str = typer.Option(None, help="Known-item folders: paired differences, comma-separated A-B (bm25-tfidf)."),
     reps: int = typer.Option(5000, help="Samples per design."),
-    k: str = typer.Option("5,10,20,40,80", "--K", help="Documents per sample (SRS design)."),
+    k: str = typer.Option("5,10,20,40,80", "--K", help="Documents per sample (SRS and PPS designs)."),
     types: int = typer.Option(6, help="Two-stage design: types sampled (0 skips the design)."),
     per_type: int = typer.Option(4, help="Two-stage design: documents per type."),
+    pps: bool = typer.Option(True, "--pps/--no-pps", help="Also the PPS design (Hansen-Hurwitz)."),
     b: int = typer.Option(999, "--B", help="Inner bootstrap replicates."),
     seed: int = typer.Option(0),
-    system: str = typer.Option(None, help="Which system's outcomes (default: the first)."),
-    out: Path = typer.Option(None, "--out", help="Output folder (default: the population folder)."),
+    threads: int = typer.Option(2, help="Worker threads."),
+    out: Path = typer.Option(
+        None, "--out", help="Output folder (one population: default the population folder; several: suite files)."
+    ),
+    write_evidence: bool = typer.Option(
+        False, "--write-evidence", help="Write the measured coverage and the rule's defaults to the evidence file."
+    ),
+    evidence_file: Path = typer.Option(
+        None, "--evidence-file", help="Evidence file to write (default: the package's coverage_evidence.json)."
+    ),
+    description: str = typer.Option(
+        "these populations", help="Evidence: what the populations are (printed after 'on' beside intervals)."
+    ),
+    corpus: str = typer.Option("unknown", help="Evidence: the corpus name."),
     fmt: str = FORMAT,
     result_out: str = RESULT_OUT,
 ) -> None:
-    """Coverage of interval methods when an evaluator samples documents from this corpus (seeded simulation)."""
+    """Coverage of interval methods when an evaluator samples documents from this corpus (seeded simulation); with
+    several populations (or --write-evidence), the default-method rule over all of them."""
 
     from harness.studies.coverage import run_coverage
+    from harness.studies.coverage.suite import population_specs, run_suite
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
-
     try:
-        res = run_coverage(
-            population,
-            reps=reps,
-            ks=_csv_ints(k, "--K"),
-            types=types,
-            per_type=per_type,
-            b=b,
-            seed=seed,
-            system=system,
-            out_dir=out,
-        )
+        specs = population_specs(population, system=system, outcome=outcome, paired=paired)
+        ks = _csv_ints(k, "--K")
+        common = dict(reps=reps, ks=ks, types=types, per_type=per_type, pps=pps, b=b, seed=seed, threads=threads)
+        if len(specs) == 1 and not write_evidence:
+            sp = specs[0]
+            pop = sp.load() if sp.source == "synthetic" else sp.source
+            res = run_coverage(pop, system=sp.system, outcome=sp.outcome, minus=sp.minus, out_dir=out, **common)
+            emit("coverage", res, fmt, result_out, path=out or specs[0].source, field="--result-out")
+            return
+        cache = None if out is None else out / "populations"
+        res = run_suite(specs, out_dir=out, cache_dir=cache, **common)
+        if write_evidence:
+            from harness.studies.coverage.evidence import build_evidence
+            from harness.studies.coverage.evidence import write_evidence as write_ev
+
+            command = "harness coverage " + " ".join(f"--population {p}" for p in population)
+            ev = build_evidence(res, description=description, corpus=corpus, generated_by=command)
+            res.files.append(str(write_ev(ev, *([] if evidence_file is None else [evidence_file]))))
     except HarnessError as exc:
         _fail(exc)
-    emit("coverage", res, fmt, result_out, path=out or population, field="--result-out")
+    emit("coverage-suite", res, fmt, result_out, path=out, field="--result-out")

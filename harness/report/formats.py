@@ -45,7 +45,8 @@ class Result:
 
     Attributes:
         kind: one of :data:`KINDS` (``run``, ``comparison``, ``gate``, ``power``, ``sweep``, ``validation``,
-            ``goldset-apply``, ``known-item``, ``known-item-sensitivity``, ``known-item-study``, ``coverage``).
+            ``goldset-apply``, ``known-item``, ``known-item-sensitivity``, ``known-item-study``, ``coverage``,
+            ``coverage-suite``).
         value: the library verb's result (a :class:`~harness.evaluation.runs.RunRecord`,
             :class:`~harness.evaluation.compare.ComparisonReport`, ...).
         path: the record or output folder the verb wrote, if any (shown by every format).
@@ -93,6 +94,7 @@ KINDS: dict[str, Kind] = {
         1, lambda res: {"known_item": res.known_item.summary, "coverage": _coverage_data(res.coverage)}
     ),
     "coverage": Kind(1, _coverage_data),
+    "coverage-suite": Kind(1, _coverage_data),
 }
 
 
@@ -140,6 +142,7 @@ _TABLES: dict[str, Callable[[Any, Console], None]] = {
     "known-item-sensitivity": lambda res, console: console.print(render_sensitivity(res.rows)),
     "known-item-study": lambda res, console: console.print(render_study(res.known_item.summary, res.coverage)),
     "coverage": lambda res, console: _print(console, res),
+    "coverage-suite": lambda res, console: _print(console, res),
 }
 
 
@@ -160,7 +163,8 @@ def _apply_table(res, console: Console) -> None:
         console.print(Text("not written: the corrected set does not validate", style="red"))
 
 
-_WHAT = {"run": "run record", "known-item": "outputs", "known-item-study": "outputs", "coverage": "outputs"}
+_WHAT = {"run": "run record", "known-item": "outputs", "known-item-study": "outputs", "coverage": "outputs",
+         "coverage-suite": "outputs"}  # fmt: skip
 
 
 def format_table(result: Result, console: Console) -> None:
