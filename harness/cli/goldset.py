@@ -59,7 +59,7 @@ def goldset_apply(
     result_out: str = RESULT_OUT,
 ) -> None:
     """Write the corrected set as a new minor version, only when it validates (exit 0), else exit 1."""
-    from harness.goldset.corrections import apply_correction
+    from harness.validate import apply_correction
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
     try:

@@ -9,6 +9,10 @@ import typer
 from harness.cli._common import FORMAT, JSON_ALIAS, OUT, RUNS_DIR, WORKDIR, _fail, app, emit, err_console, output_format
 from harness.errors import HarnessError, HarnessInputError
 
+SPLIT = typer.Option(
+    "all", "--split", help="Questions the tables show: all, dev or test (every question is still scored and recorded)."
+)
+
 
 def vector_options(model, index_fraction, until, backend, binarize):
     """The ``vector`` options the CLI flags give (``--model``, ``--index-fraction``, ``--until``,
@@ -70,6 +74,7 @@ def run(
     binarize: str = typer.Option(
         "sign", help="Default vector bits: sign (value > 0) or centered (value > the slice's mean; vector:binarize=B)."
     ),
+    split: str = SPLIT,
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
@@ -92,6 +97,7 @@ def run(
             seed=seed,
             bootstrap_reps=bootstrap_reps,
             system_defaults={"vector": vector},
+            split=split,
         )
         path = do_run(
             goldset,
@@ -121,6 +127,7 @@ def evaluate(
     chunk_depth: int = typer.Option(200),
     clustering: str = typer.Option("components"),
     seed: int = typer.Option(0),
+    split: str = SPLIT,
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
@@ -130,7 +137,7 @@ def evaluate(
     from harness.evaluation.runs import load_run
 
     fmt = output_format(fmt, as_json, out=out)
-    opts = RunOptions(doc_depth=doc_depth, chunk_depth=chunk_depth, clustering=clustering, seed=seed)
+    opts = RunOptions(doc_depth=doc_depth, chunk_depth=chunk_depth, clustering=clustering, seed=seed, split=split)
     try:
         path = evaluate_rankings(goldset, rankings, runs_dir=runs_dir, run_id=run_id, options=opts, level=level)
         rec = load_run(path)
