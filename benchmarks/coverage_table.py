@@ -20,6 +20,7 @@ is ``--model use`` (the populations are rebuilt for that model).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import sys
 import time
@@ -131,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     desc += f"; {'/'.join(str(s) for s in sorted(args.sizes))}-word chunks) and a synthetic one"
     ev = build_evidence(suite, description=desc, corpus=corpus, generated_by=command.strip())
     write_evidence(ev, args.evidence)
-    block = render_block(suite, command=command.strip(), extra_seconds={"known-item populations": ki_seconds})
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    prov = f"on {when} at commit {(ev.git_commit or 'unknown')[:12]}"
+    block = render_block(
+        suite, command=command.strip(), extra_seconds={"known-item populations": ki_seconds}, provenance=prov
+    )
     rewrite_block(args.measurements, block)
     from rich.console import Console
 

@@ -49,6 +49,7 @@ from harness.report.terminal import (
     render_sweep,
     run_warnings,
 )
+from harness.stats.methods import evidence_by_metric
 
 
 @dataclass(frozen=True)
@@ -77,13 +78,23 @@ class Kind:
     data: Callable[[Any], Any]
 
 
+def _run_evidence(rec) -> dict:
+    """``{"coverage_evidence": {metric: ...}}``: the measured coverage of the CR2 intervals (the tables') of the run's
+    metrics (:func:`harness.stats.methods.evidence_by_metric`, over the first system's ``all`` slice); ``{}`` without
+    an evidence file."""
+    first = next(iter(rec.summary.systems.values()), {})
+    overall = first["all"].overall if "all" in first else {}
+    ev = evidence_by_metric("cr2", {m: set(ov.intervals) for m, ov in overall.items()})
+    return {"coverage_evidence": ev} if ev else {}
+
+
 def _coverage_data(value) -> dict:
     return {**value.to_dict(), "files": list(value.files)}
 
 
 #: Every kind of result a verb prints, with its JSON form.
 KINDS: dict[str, Kind] = {
-    "run": Kind(RUN_SCHEMA_VERSION, lambda rec: rec.summary.model_dump(mode="python")),
+    "run": Kind(RUN_SCHEMA_VERSION, lambda rec: {**rec.summary.model_dump(mode="python"), **_run_evidence(rec)}),
     "comparison": Kind(1, lambda rep: rep.to_dict()),
     "gate": Kind(2, lambda v: v.to_dict()),
     "power": Kind(1, dict),

@@ -22,9 +22,10 @@ proportion-only method applies to ``"binary"`` (and maybe ``"unit"``) only. :dat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -133,12 +134,16 @@ class IntervalMethod:
 
 
 __all__ = [
+    "BINARY_FAMILIES",
     "DEFAULTS",
     "INTERVALS",
     "CoverageEvidence",
     "IntervalMethod",
     "all_intervals",
     "coverage_evidence",
+    "evidence_by_metric",
+    "evidence_notes",
+    "metric_outcome_class",
     "default_method",
     "display_order",
     "get",
@@ -225,6 +230,72 @@ def all_intervals(y, clusters, *, weights=None, level=0.95, B=5000, seed=0) -> d
     return out
 
 
+#: Metric families whose per-question values are 0 or 1 (``hit@k``, ``all_hop@k``): their intervals get the binary
+#: evidence. Other metrics are classed by the methods a run recorded for them (:func:`metric_outcome_class`).
+BINARY_FAMILIES = ("hit", "all_hop")
+
+
+def metric_outcome_class(metric: str, recorded: Iterable[str]) -> str:
+    """The outcome class (a key of :data:`DEFAULTS` but ``"paired"``) of a run's metric, for the evidence notes.
+
+    ``"binary"`` for the families of :data:`BINARY_FAMILIES` (``all_hop@10``), else from the interval methods the run
+    recorded for it: a run computes every method that applies to the values (:func:`all_intervals`), so a
+    proportion-only method among them (CR2 on the logit scale) means values in [0, 1] (``"unit"``: MRR, recall,
+    evidence recall); none means ``"continuous"``.
+
+    Args: ``metric``: a metric id (``family`` or ``family@k``); ``recorded``: method names (the metric's
+        ``IntervalRecord`` keys).
+    Returns: ``"binary"``, ``"unit"`` or ``"continuous"``.
+    """
+    if metric.split("@", 1)[0] in BINARY_FAMILIES:
+        return "binary"
+    names = set(recorded)
+    unit_only = {
+        m.name for m in INTERVALS.values() if m.in_runs and m.applies_to("unit") and not m.applies_to("continuous")
+    }
+    return "unit" if names & unit_only else "continuous"
+
+
+def evidence_by_metric(
+    method: str, metrics: Mapping[str, Iterable[str]], *, path: str | Path | None = None
+) -> dict[str, dict]:
+    """``{metric: {"method", "outcome", "min", "max", "k_min", "k_max", "text"}}``: the measured coverage of
+    ``method``'s intervals for each metric (classed by :func:`metric_outcome_class`), for JSON outputs; metrics whose
+    class the study did not measure are left out (all of them without an evidence file). Arguments as
+    :func:`evidence_notes`."""
+    out = {}
+    for metric, names in metrics.items():
+        ev = coverage_evidence(method, metric_outcome_class(metric, names), path=path)
+        if ev is not None:
+            out[metric] = {**ev.model_dump(exclude={"description"}), "text": ev.text}
+    return out
+
+
+def evidence_notes(method: str, metrics: Mapping[str, Iterable[str]], *, path: str | Path | None = None) -> list[str]:
+    """One note per outcome class among ``metrics``: what the coverage study measured for ``method``'s intervals.
+
+    Args:
+        method: the method whose intervals a table shows (``"cr2"``).
+        metrics: ``{metric id: names of the interval methods recorded for it}`` (the table's metrics, in order).
+        path: another evidence file (tests); default the committed one.
+
+    Returns:
+        Lines such as ``CR2 (Satterthwaite t) intervals of all_hop@10 (binary): measured coverage 72–92 % at K =
+        10–80 on ...``, in the order the classes first occur; none for a class the study did not measure (or when
+        there is no evidence file).
+    """
+    by_class: dict[str, list[str]] = {}
+    for metric, names in metrics.items():
+        by_class.setdefault(metric_outcome_class(metric, names), []).append(metric)
+    label = INTERVALS[method].label if method in INTERVALS else method
+    out = []
+    for cls, ids in by_class.items():
+        ev = coverage_evidence(method, cls, path=path)
+        if ev is not None:
+            out.append(f"{label} intervals of {', '.join(ids)} ({cls}): {ev.text}")
+    return out
+
+
 def kernel_bounds(
     name: str, batch: batched.ClusterBatch, level: float, factors: Sequence, draws: batched.Resamples
 ) -> list[batched.Bounds]:
@@ -235,6 +306,7 @@ def kernel_bounds(
 # --------------------------------------------------------------------------------------------------------------
 # The registry (registration order = the order of summary.json; `order` = display order)
 # --------------------------------------------------------------------------------------------------------------
+
 
 register(IntervalMethod("cr2", "CR2 (Satterthwaite t)", cr2, batched.cr2_kernel, weights=True, fpc="clusters"))
 register(IntervalMethod("cr2_logit", "CR2, logit scale", partial(cr2, transform="logit"), batched.cr2_logit_kernel,
