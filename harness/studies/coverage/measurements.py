@@ -187,8 +187,9 @@ def render_block(
         f"B = {cfg['B']} bootstrap replicates, seed {cfg['seed']}, level {cfg['level']}; run time "
         f"{', '.join(times)} (2 shared CPU cores). Target: coverage >= {100 * TARGET_K20:.0f} % at K = 20 and >= "
         f"{100 * TARGET_ALL:.0f} % at every K = {K_RANGE[0]}–{K_RANGE[1]} on every population, mean width <= "
-        f"{WIDTH_LIMIT:.2f}x CR2's. The default is chosen by the rule of `harness.studies.coverage.choice` (the "
-        "candidate a run can compute, within the width limit, with the highest minimum coverage) and recorded in "
+        f"{WIDTH_LIMIT:.2f}x CR2's at every K studied. The default is chosen by the rule of "
+        "`harness.studies.coverage.choice` (the candidate a run can compute, within the width limit, with the highest "
+        "minimum coverage) and recorded in "
         "`harness/stats/coverage_evidence.json`, whose measured coverage the run tables print beside each interval."
     )
     out += ["", "### The default interval per outcome type", ""] + _defaults_table(suite)
