@@ -188,7 +188,7 @@ def test_suite_json_evidence_and_block(tmp_path):
     assert back.methods["hansen_hurwitz"]["paired"].design == "pps"
 
     block = render_block(suite, command="test | cmd")
-    assert block.startswith(BEGIN) and block.rstrip().endswith(END) and "test \\| cmd" in block
+    assert block.startswith(BEGIN) and block.rstrip().endswith(END) and "`test | cmd`" in block
     md = tmp_path / "measurements.md"
     rewrite_block(md, block)
     md.write_text(md.read_text() + "\n<!-- BEGIN other -->\nkeep me\n<!-- END other -->\n")
