@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+# The CLI's consoles read COLUMNS once, at import, when stdout is not a terminal (harness/cli/_common.py): pin it so
+# that rendered tables do not depend on the developer's terminal or on pytest-xdist's workers (which saw 80 columns
+# and wrapped a sweep table's "(chosen)" label). Tests of narrower widths pass their own width to a Console.
+os.environ["COLUMNS"] = "150"
+
 REPO = Path(__file__).resolve().parents[1]
 REAL_CORPUS = Path(os.environ.get("HARNESS_REAL_CORPUS", REPO.parent / "shared" / "corpus" / "mx-leyes-dof"))
 REFERENCE_V4 = REPO.parent / "shared" / "reference" / "dof-rag-eval-v4"

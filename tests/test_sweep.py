@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from harness.cli import app
 from harness.errors import HarnessInputError
 from harness.evaluation.pipeline import RunOptions, score_results
-from harness.evaluation.runs import RUN_SCHEMA_VERSION, write_run_record
+from harness.evaluation.runs import RUN_SCHEMA_VERSION, record_hashes, write_run_record
 from harness.evaluation.sweep import SweepResult, choose, parse_grid, sweep
 from harness.goldset.io import load_goldset
 from harness.retrieve.base import QueryResult
@@ -233,6 +233,9 @@ def test_missing_rankings_score_zero(tmp_path):
     lines = [json.loads(x) for x in (run / "per_question.jsonl").read_text().splitlines()]
     kept = [r for r in lines if r["qid"] != "T2"]
     (run / "per_question.jsonl").write_text("\n".join(json.dumps(r) for r in kept) + "\n", encoding="utf-8")
+    man = json.loads((run / "manifest.json").read_text())  # a deliberate edit: record its hash (else refused)
+    man["content_sha256"] = record_hashes(run)
+    (run / "manifest.json").write_text(json.dumps(man), encoding="utf-8")
     res = sweep(run, GRID, "mrr")
     assert res.missing == {"dev": 0, "test": 1} and res.n_test == 3
     assert res.test_per_question["T2"] == 0.0 and res.test_mean == pytest.approx(0.5)
@@ -365,6 +368,9 @@ def test_inputs_other_than_bm25_and_vector(tmp_path):
         text = text.replace('"system": "vector"', '"system": "dense"').replace('"vector": {', '"dense": {')
         text = text.replace('"vector"\n', '"dense"\n').replace('"run_id": "r1"', '"run_id": "dense"')
         (renamed / name).write_text(text)
+    man = json.loads((renamed / "manifest.json").read_text())  # a deliberate edit: record its hashes (else refused)
+    man["content_sha256"] = record_hashes(renamed)
+    (renamed / "manifest.json").write_text(json.dumps(man), encoding="utf-8")
     res = sweep(renamed, GRID, "mrr", inputs=("bm25", "dense"), goldset_path=tmp_path / "gold" / "r1.jsonl")
     assert res.dev_means == base.dev_means and res.chosen_system == "w0.65:bm25+dense"
     assert res.test_per_question == base.test_per_question

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from harness.cli._checks import at_least
 from harness.cli._common import WORKDIR, _fail, app, console
 from harness.errors import HarnessError, HarnessInputError
 
@@ -41,12 +42,16 @@ def embed(
     model: str = typer.Option(None, help="Model: wordllama (default, packaged), minilm, a local folder or a hub id."),
     index_fraction: float = typer.Option(None, help="Index whole documents in date order until this share of chunks."),
     until: str = typer.Option(None, help="Index documents dated up to this ISO date."),
-    batch_chunks: int = typer.Option(2048, help="Chunks per committed batch (an interrupted build resumes)."),
+    batch_chunks: int = typer.Option(
+        2048, help="Chunks per committed batch (an interrupted build resumes).", callback=at_least(1)
+    ),
     engine: str = typer.Option("local", help="local, or ray (extra 'ray': Ray Data workers on 127.0.0.1)."),
-    workers: int = typer.Option(2, help="Ray workers (engine ray)."),
+    workers: int = typer.Option(2, help="Ray workers (engine ray).", callback=at_least(1)),
     binarize: str = typer.Option("sign", help="sign (value > 0) or centered (value > the slice's mean; own table)."),
     device: str = typer.Option("cpu", help="Ray workers' device: cpu or cuda (GPU actors)."),
-    shard_size: int = typer.Option(2048, help="Ray: chunks per shard (the unit of retry and resume)."),
+    shard_size: int = typer.Option(
+        2048, help="Ray: chunks per shard (the unit of retry and resume).", callback=at_least(1)
+    ),
 ) -> None:
     """Build or extend the binary vector index (cached, resumable)."""
     from harness.cli.run import vector_options

@@ -6,9 +6,13 @@ from pathlib import Path
 
 import typer
 
+from harness.cli._checks import at_least, number
 from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format
 from harness.errors import HarnessError
 
+ALLOW_UNHASHED = typer.Option(
+    False, "--allow-unhashed", help="Accept, unverified, a run record written before records were hashed."
+)
 SPLIT = typer.Option("all", "--split", help="Questions judged: all, dev or test (the gold set's split field).")
 
 
@@ -27,19 +31,23 @@ def compare(
     ),
     system_a: str = typer.Option(None, "--system-a"),
     system_b: str = typer.Option(None, "--system-b"),
-    reps: int = typer.Option(10000, help="Randomisation-test sign flips."),
-    seed: int = typer.Option(0),
+    reps: int = typer.Option(10000, help="Randomisation-test sign flips.", callback=at_least(1)),
+    seed: int = typer.Option(0, callback=at_least(0)),
     split: str = SPLIT,
+    allow_unhashed: bool = ALLOW_UNHASHED,
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
 ) -> None:
     """Paired differences B - A with clustered intervals, randomisation tests and win/tie/loss counts."""
     from harness.evaluation.compare import DEFAULT_COMPARE_METRICS, compare_runs
+    from harness.evaluation.runs import check_hashed
 
     fmt = output_format(fmt, as_json, out=out)
     ids = DEFAULT_COMPARE_METRICS if metrics is None else tuple(m.strip() for m in metrics.split(",") if m.strip())
     try:
+        for field, path in (("RUN_A", run_a), ("RUN_B", run_b)):
+            check_hashed(path, allow_unhashed=allow_unhashed, field=field)
         rep = compare_runs(
             run_a,
             run_b,
@@ -80,6 +88,7 @@ def gate(
         None, "--on-inconclusive", help="Map an INCONCLUSIVE verdict (exit 3) to fail (exit 1) or pass (exit 0)."
     ),
     verdict: Path = typer.Option(Path("gate-verdict.json"), "--verdict", help="Where the JSON verdict goes."),
+    allow_unhashed: bool = ALLOW_UNHASHED,
     fmt: str = FORMAT,
     out: str = OUT,
 ) -> None:
@@ -87,11 +96,14 @@ def gate(
     incomparable input, 3 INCONCLUSIVE (neither; --on-inconclusive maps it). PASS needs every metric and guard to
     pass, FAIL any one to fail (intersection-union, no multiplicity adjustment)."""
     from harness.evaluation.gate import gate as do_gate
+    from harness.evaluation.runs import check_hashed
     from harness.report.formats import check_output
 
     fmt = output_format(fmt, out=out)
     try:
         check_output(verdict, field="--verdict")
+        for field, path in (("--baseline", baseline), ("--candidate", candidate)):
+            check_hashed(path, allow_unhashed=allow_unhashed, field=field)
         v = do_gate(
             baseline,
             candidate,
@@ -115,10 +127,10 @@ def gate(
 def power(
     run: Path = typer.Option(..., "--run", help="Run record."),
     metric: str = typer.Option("mrr"),
-    delta: float = typer.Option(0.02, help="Difference to detect."),
+    delta: float = typer.Option(0.02, help="Difference to detect (> 0).", callback=number(0, open_lower=True)),
     system: str = typer.Option(None),
-    alpha: float = typer.Option(0.05),
-    target_power: float = typer.Option(0.8, "--power"),
+    alpha: float = typer.Option(0.05, callback=number(0, 0.5, open_lower=True, open_upper=True)),
+    target_power: float = typer.Option(0.8, "--power", callback=number(0, 1, open_lower=True, open_upper=True)),
     baseline: Path = typer.Option(None, "--baseline", help="Plan for the paired difference RUN - BASELINE."),
     system_baseline: str = typer.Option(
         None, "--system-baseline", help="Baseline system (when BASELINE holds several)."

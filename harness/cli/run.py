@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from harness.cli._checks import at_least, depth
 from harness.cli._common import FORMAT, JSON_ALIAS, OUT, RUNS_DIR, WORKDIR, _fail, app, emit, err_console, output_format
 from harness.errors import HarnessError, HarnessInputError
 
@@ -55,11 +56,13 @@ def run(
     workdir: Path = WORKDIR,
     runs_dir: Path = RUNS_DIR,
     run_id: str = typer.Option(None, "--run-id", help="Run record name (default: time-based, unique)."),
-    doc_depth: int = typer.Option(50, help="Document ranking depth."),
-    chunk_depth: int = typer.Option(200, help="Chunk ranking depth."),
+    doc_depth: int = typer.Option(50, help="Document ranking depth (>= the largest k, 20).", callback=depth()),
+    chunk_depth: int = typer.Option(200, help="Chunk ranking depth (>= the largest k, 20).", callback=depth()),
     clustering: str = typer.Option("components", help="components | first-document | none."),
-    seed: int = typer.Option(0, help="Seed for bootstrap intervals."),
-    bootstrap_reps: int = typer.Option(5000, "--bootstrap-reps", help="Cluster bootstrap replicates."),
+    seed: int = typer.Option(0, help="Seed for bootstrap intervals.", callback=at_least(0)),
+    bootstrap_reps: int = typer.Option(
+        5000, "--bootstrap-reps", help="Cluster bootstrap replicates (>= 100).", callback=at_least(100)
+    ),
     model: str = typer.Option(
         None, help="Default embedding model of vector systems (default: the packaged static model; vector:model=M)."
     ),
@@ -123,10 +126,10 @@ def evaluate(
     runs_dir: Path = RUNS_DIR,
     run_id: str = typer.Option(None, "--run-id"),
     level: str = typer.Option(None, help="Force 'document' or 'chunk' for a TREC file."),
-    doc_depth: int = typer.Option(50),
-    chunk_depth: int = typer.Option(200),
+    doc_depth: int = typer.Option(50, help="Document ranking depth (>= the largest k, 20).", callback=depth()),
+    chunk_depth: int = typer.Option(200, help="Chunk ranking depth (>= the largest k, 20).", callback=depth()),
     clustering: str = typer.Option("components"),
-    seed: int = typer.Option(0),
+    seed: int = typer.Option(0, callback=at_least(0)),
     split: str = SPLIT,
     fmt: str = FORMAT,
     out: str = OUT,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from harness.cli._checks import at_least, int_list
 from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format
 from harness.errors import HarnessError
 
@@ -15,14 +16,18 @@ def known_item(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
     out: Path = typer.Option(..., "--out", help="Output folder (written atomically)."),
     chunk_words: str = typer.Option(
-        "100", help="Chunk size in words; a comma list (50,100,400) runs the sensitivity study."
+        "100",
+        help="Chunk size in words; a comma list (50,100,400) runs the sensitivity study.",
+        callback=int_list(1),
     ),
-    query_words: int = typer.Option(20, help="Query = the first N words of each chunk."),
+    query_words: int = typer.Option(20, help="Query = the first N words of each chunk.", callback=at_least(1)),
     systems: str = typer.Option("bm25", help="Comma-separated: bm25, tfidf, vector (the first is system A)."),
     coverage: bool = typer.Option(False, "--coverage", help="Also run the coverage study on the outcomes."),
-    reps: int = typer.Option(5000, help="Coverage: samples per design."),
-    k: str = typer.Option("5,10,20,40,80", "--K", help="Coverage: documents per sample (SRS design)."),
-    workers: int = typer.Option(2, help="Search worker processes."),
+    reps: int = typer.Option(5000, help="Coverage: samples per design (>= 10).", callback=at_least(10)),
+    k: str = typer.Option(
+        "5,10,20,40,80", "--K", help="Coverage: documents per sample (SRS design; each >= 2).", callback=int_list(2)
+    ),
+    workers: int = typer.Option(2, help="Search worker processes.", callback=at_least(1)),
     model: str = typer.Option(None, "--model", help="Embedding model of the vector system (as in `harness embed`)."),
     workdir: Path = WORKDIR,
     overwrite: bool = typer.Option(False, help="Replace an existing output folder."),
@@ -72,14 +77,16 @@ def coverage_cmd(
     ),
     outcome: str = typer.Option("hit", help="Known-item folders: hit (hit@1), rr (reciprocal rank) or hit,rr."),
     paired: str = typer.Option(None, help="Known-item folders: paired differences, comma-separated A-B (bm25-tfidf)."),
-    reps: int = typer.Option(5000, help="Samples per design."),
-    k: str = typer.Option("5,10,20,40,80", "--K", help="Documents per sample (SRS and PPS designs)."),
-    types: int = typer.Option(6, help="Two-stage design: types sampled (0 skips the design)."),
-    per_type: int = typer.Option(4, help="Two-stage design: documents per type."),
+    reps: int = typer.Option(5000, help="Samples per design (>= 10).", callback=at_least(10)),
+    k: str = typer.Option(
+        "5,10,20,40,80", "--K", help="Documents per sample (SRS and PPS designs; each >= 2).", callback=int_list(2)
+    ),
+    types: int = typer.Option(6, help="Two-stage design: types sampled (0 skips the design).", callback=at_least(0)),
+    per_type: int = typer.Option(4, help="Two-stage design: documents per type.", callback=at_least(1)),
     pps: bool = typer.Option(True, "--pps/--no-pps", help="Also the PPS design (Hansen-Hurwitz)."),
-    b: int = typer.Option(999, "--B", help="Inner bootstrap replicates."),
-    seed: int = typer.Option(0),
-    threads: int = typer.Option(2, help="Worker threads."),
+    b: int = typer.Option(999, "--B", help="Inner bootstrap replicates (>= 39).", callback=at_least(39)),
+    seed: int = typer.Option(0, callback=at_least(0)),
+    threads: int = typer.Option(2, help="Worker threads (>= 1).", callback=at_least(1)),
     out: Path = typer.Option(
         None, "--out", help="Output folder (one population: default the population folder; several: suite files)."
     ),
