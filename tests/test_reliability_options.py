@@ -72,6 +72,7 @@ CASES = [
     ("coverage", "--per-type", "0", "0 must be an integer >= 1"),
     ("coverage", "--B", "10", "10 must be an integer >= 39"),
     ("coverage", "--seed", "-1", "-1 must be an integer >= 0"),
+    ("coverage", "--threads", "0", "0 must be an integer >= 1"),
 ]
 
 #: Numeric options given as text (comma lists or grids), walked like the int and float ones.
