@@ -58,6 +58,12 @@ BLOCKS: dict[str, Block] = {
         "5 s",
         "the committed baseline run record: six systems, intervals, paired differences against bm25",
     ),
+    "coverage": Block(
+        (sys.executable, "benchmarks/coverage_table.py", "--reps", "2000", "--B", "199"),
+        "self",
+        "40 min with the known-item populations cached under runs/coverage/populations (hours without)",
+        "interval coverage over the known-item and synthetic populations; writes harness/stats/coverage_evidence.json",
+    ),
 }
 
 _BEGIN = "<!-- BEGIN {name} -->"

@@ -49,7 +49,7 @@ def test_known_item_then_coverage(tmp_path: Path):
         assert (out / name).exists()
     r = CliRunner().invoke(
         app,
-        ["coverage", "--population", str(out), "--reps", "50", "--K", "3,5", "--B", "99", "--types", "0"],
+        ["coverage", "--population", str(out), "--reps", "50", "--docs-per-sample", "3,5", "--bootstrap-reps", "99", "--types", "0"],
         catch_exceptions=False,
     )
     assert r.exit_code == 0, r.output
@@ -126,7 +126,7 @@ def test_each_mode_prints_its_tables(tmp_path: Path):
     r = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "sens"), "--chunk-words", "50,100"])
     assert r.exit_code == 0 and "Chunk-size sensitivity" in r.output, r.output
     assert json.loads((tmp_path / "sens" / "sensitivity.json").read_text())["rows"][0]["chunk_words"] == 50
-    args = [*base, "--out", str(tmp_path / "study"), "--coverage", "--reps", "40", "--K", "3"]
+    args = [*base, "--out", str(tmp_path / "study"), "--coverage", "--reps", "40", "--docs-per-sample", "3"]
     r = CliRunner().invoke(app, args, catch_exceptions=False)
     assert r.exit_code == 0 and "Known-item hit@1" in r.output and "CR2" in r.output, r.output
     assert (tmp_path / "study" / "coverage.json").is_file()

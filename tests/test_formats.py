@@ -94,7 +94,9 @@ def test_run_json_envelope_carries_the_record_path(tiny):
     assert Path(env["path"]) == tiny["tmp"] / "runs" / "j"
     assert 0 <= env["data"]["systems"]["bm25"]["all"]["overall"]["mrr"]["mean"] <= 1
     saved = json.loads((Path(env["path"]) / "summary.json").read_text("utf-8"))
+    evidence = env["data"].pop("coverage_evidence")  # measured coverage of the intervals, beside the record's summary
     assert env["data"] == saved
+    assert evidence["mrr"]["method"] == "cr2"
 
 
 def test_out_file_holds_what_stdout_would(tiny, tmp_path):

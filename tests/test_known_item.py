@@ -271,7 +271,7 @@ def test_run_study_known_item_then_coverage(corpus, tmp_path):
     res = run_study(corpus, tmp_path / "study", reps=50, ks=(2, 4), types=0, b=39, workers=1, **KW)
     assert res.known_item.summary["systems"]["bm25"]["micro_hit1"] == pytest.approx(0.6)
     cov = load_coverage(tmp_path / "study" / "coverage.json")
-    assert [d.k for d in cov.designs] == [2, 4]
+    assert [(d.design, d.k) for d in cov.designs] == [("srs", 2), ("srs", 4), ("pps", 2), ("pps", 4)]
     assert cov.population["micro"] == pytest.approx(0.6)
 
 

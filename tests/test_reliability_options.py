@@ -76,6 +76,7 @@ CASES = [
     ("coverage", "--bootstrap-reps", "10", "10 must be an integer >= 39"),
     ("known-item", "--docs-per-sample", "1", "1 must be an integer >= 2"),
     ("coverage", "--docs-per-sample", "5,0", "0 (in '5,0') must be an integer >= 2"),
+    ("coverage", "--threads", "0", "0 must be an integer >= 1"),
 ]
 
 #: Numeric options given as text (comma lists or grids), walked like the int and float ones.

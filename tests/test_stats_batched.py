@@ -60,7 +60,8 @@ def test_every_deterministic_kernel_equals_its_scalar_function(seed, k, r, kind)
     rng = np.random.default_rng(seed)
     ns, s, sq, rows = _sample(rng, r, k, kind)
     outcome = {"binary": "binary", "unit": "unit", "cont": "continuous"}[kind]
-    batch = ClusterBatch(ns, s, sq)
+    frame = float(ns.mean() * 1.7)  # the frame methods (Wu v_g) get a population mean size
+    batch = ClusterBatch(ns, s, sq, frame_mean_size=frame)
     d_pop, n_pop_rows = k + 17, float(ns.sum() * 3)
     checked = 0
     for m in INTERVALS.values():
@@ -72,7 +73,8 @@ def test_every_deterministic_kernel_equals_its_scalar_function(seed, k, r, kind)
         for i in range(r):
             y, cl = _flat(rows[i])
             for (lo, hi), fpc in zip(bounds, fpcs, strict=True):
-                iv = m.compute(y, cl, level=LEVEL, fpc=fpc, clip=False)
+                fr = frame if m.frame else None
+                iv = m.compute(y, cl, level=LEVEL, fpc=fpc, clip=False, frame_mean_size=fr)
                 assert (lo[i], hi[i]) == pytest.approx((iv.lower, iv.upper), rel=1e-9, abs=1e-10), (m.name, fpc)
                 checked += 1
     assert checked > 0

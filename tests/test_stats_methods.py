@@ -34,7 +34,9 @@ def test_registry_fields_and_display_order():
     ]
     order = reg.display_order()
     assert order[:5] == ("cr2", "cr2_logit", "bootstrap_t", "bootstrap_percentile", "cluster_t")
-    assert order[-2:] == ("iid_wald_effective", "iid_wald")
+    in_runs = [name for name in order if reg.INTERVALS[name].in_runs]
+    assert in_runs[-2:] == ["iid_wald_effective", "iid_wald"]
+    assert order[len(in_runs) :] == ("wu_v3", "wu_v3_logit", "hansen_hurwitz", "hansen_hurwitz_logit")
     assert set(order) == set(reg.INTERVALS)
     for m in reg.INTERVALS.values():
         assert m.kernel is not None and m.interval is not None and m.label, m.name
@@ -73,7 +75,7 @@ def test_all_intervals_is_every_applicable_registered_method():
     for y in (Y, (Y > 0.5).astype(float), Y * 3 - 1):
         got = all_intervals(y, CL, B=200, seed=3)
         kind = reg.outcome_type(y)
-        want = [m.name for m in reg.INTERVALS.values() if m.applies_to(kind)]
+        want = [m.name for m in reg.INTERVALS.values() if m.in_runs and m.applies_to(kind)]
         assert list(got) == want
         for name, iv in got.items():
             again = reg.INTERVALS[name].compute(y, CL, B=200, seed=3)

@@ -152,9 +152,7 @@ def gate(
     report_url: str = typer.Option(
         None, "--report-url", help="Link to the HTML report (http or https URL), shown by markdown and junit."
     ),
-    verdict: str = typer.Option(
-        None, "--verdict", hidden=True, help="Deprecated: --out FILE --format json."
-    ),
+    verdict: str = typer.Option(None, "--verdict", hidden=True, help="Deprecated: --out FILE --format json."),
     fmt: str = GATE_FORMAT,
     out: str = OUT,
 ) -> None:

@@ -72,17 +72,28 @@ def known_item(
 
 @app.command("coverage")
 def coverage_cmd(
-    population: Path = typer.Option(..., "--population", help="A known-item output folder (per_document.jsonl)."),
+    population: list[str] = typer.Option(
+        ...,
+        "--population",
+        help="A known-item output folder, a CSV of doc_id,hit[,doc_type] or doc_id,y[,doc_type], or 'synthetic'; "
+        "repeat for several.",
+    ),
+    system: str = typer.Option(
+        None, help="Known-item folders: systems (comma-separated) or 'all' (default: the first)."
+    ),
+    outcome: str = typer.Option("hit", help="Known-item folders: hit (hit@1), rr (reciprocal rank) or hit,rr."),
+    paired: str = typer.Option(None, help="Known-item folders: paired differences, comma-separated A-B (bm25-tfidf)."),
     reps: int = typer.Option(5000, help="Samples per design (>= 10).", callback=at_least(10)),
     k: str = typer.Option(
         None,
         "--docs-per-sample",
-        help="Documents per sample K, comma list (SRS design; each >= 2; default 5,10,20,40,80).",
+        help="Documents per sample K, comma list (SRS and PPS designs; each >= 2; default 5,10,20,40,80).",
         callback=int_list(2),
     ),
     k_old: str = typer.Option(None, "--K", hidden=True, help="Deprecated: --docs-per-sample.", callback=int_list(2)),
     types: int = typer.Option(6, help="Two-stage design: types sampled (0 skips the design).", callback=at_least(0)),
     per_type: int = typer.Option(4, help="Two-stage design: documents per type.", callback=at_least(1)),
+    pps: bool = typer.Option(True, "--pps/--no-pps", help="Also the PPS design (Hansen-Hurwitz)."),
     b: int = typer.Option(
         None,
         "--bootstrap-reps",
@@ -91,32 +102,54 @@ def coverage_cmd(
     ),
     b_old: int = typer.Option(None, "--B", hidden=True, help="Deprecated: --bootstrap-reps.", callback=at_least(39)),
     seed: int = typer.Option(0, help="Seed of the simulation (samples and bootstrap).", callback=at_least(0)),
-    system: str = typer.Option(None, help="Which system's outcomes (default: the first)."),
-    out: Path = typer.Option(None, "--out", help="Output folder (default: the population folder)."),
+    threads: int = typer.Option(2, help="Worker threads (>= 1).", callback=at_least(1)),
+    out: Path = typer.Option(
+        None, "--out", help="Output folder (one population: default the population folder; several: suite files)."
+    ),
+    write_evidence: bool = typer.Option(
+        False, "--write-evidence", help="Write the measured coverage and the rule's defaults to the evidence file."
+    ),
+    evidence_file: Path = typer.Option(
+        None, "--evidence-file", help="Evidence file to write (default: the package's coverage_evidence.json)."
+    ),
+    description: str = typer.Option(
+        "these populations", help="Evidence: what the populations are (printed after 'on' beside intervals)."
+    ),
+    corpus: str = typer.Option("unknown", help="Evidence: the corpus name."),
     fmt: str = FORMAT,
     result_out: str = RESULT_OUT,
 ) -> None:
-    """Coverage of interval methods when an evaluator samples documents from this corpus (seeded simulation)."""
+    """Coverage of interval methods when an evaluator samples documents from this corpus (seeded simulation); with
+    several populations (or --write-evidence), the default-method rule over all of them."""
 
     from harness.studies.coverage import run_coverage
+    from harness.studies.coverage.suite import population_specs, run_suite
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
-
     try:
         k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
         b = renamed(b, b_old, new="--bootstrap-reps", old="--B")
-        res = run_coverage(
-            population,
-            reps=reps,
-            ks=_csv_ints(k, "--docs-per-sample"),
-            types=types,
-            per_type=per_type,
-            b=999 if b is None else b,
-            seed=seed,
-            system=system,
-            out_dir=out,
-            progress=True,
-        )
+        b = 999 if b is None else b
+        specs = population_specs(population, system=system, outcome=outcome, paired=paired)
+        ks = _csv_ints(k, "--docs-per-sample")
+        common = dict(reps=reps, ks=ks, types=types, per_type=per_type, pps=pps, b=b, seed=seed, threads=threads)
+        if len(specs) == 1 and not write_evidence:
+            sp = specs[0]
+            pop = sp.load() if sp.source == "synthetic" else sp.source
+            res = run_coverage(
+                pop, system=sp.system, outcome=sp.outcome, minus=sp.minus, out_dir=out, progress=True, **common
+            )
+            emit("coverage", res, fmt, result_out, path=out or specs[0].source, field="--result-out")
+            return
+        cache = None if out is None else out / "populations"
+        res = run_suite(specs, out_dir=out, cache_dir=cache, **common)
+        if write_evidence:
+            from harness.studies.coverage.evidence import build_evidence
+            from harness.studies.coverage.evidence import write_evidence as write_ev
+
+            command = "harness coverage " + " ".join(f"--population {p}" for p in population)
+            ev = build_evidence(res, description=description, corpus=corpus, generated_by=command)
+            res.files.append(str(write_ev(ev, *([] if evidence_file is None else [evidence_file]))))
     except HarnessError as exc:
         _fail(exc)
-    emit("coverage", res, fmt, result_out, path=out or population, field="--result-out")
+    emit("coverage-suite", res, fmt, result_out, path=out, field="--result-out")

@@ -55,6 +55,7 @@ from harness.report.terminal import (
     run_notices,
     run_warnings,
 )
+from harness.stats.methods import evidence_by_metric
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,8 @@ class Result:
 
     Attributes:
         kind: one of :data:`KINDS` (``run``, ``comparison``, ``gate``, ``power``, ``sweep``, ``validation``,
-            ``goldset-apply``, ``known-item``, ``known-item-sensitivity``, ``known-item-study``, ``coverage``).
+            ``goldset-apply``, ``known-item``, ``known-item-sensitivity``, ``known-item-study``, ``coverage``,
+            ``coverage-suite``).
         value: the library verb's result (a :class:`~harness.evaluation.runs.RunRecord`,
             :class:`~harness.evaluation.compare.ComparisonReport`, ...).
         path: the record or output folder the verb wrote, if any (shown by every format).
@@ -82,13 +84,23 @@ class Kind:
     data: Callable[[Any], Any]
 
 
+def _run_evidence(rec) -> dict:
+    """``{"coverage_evidence": {metric: ...}}``: the measured coverage of the CR2 intervals (the tables') of the run's
+    metrics (:func:`harness.stats.methods.evidence_by_metric`, over the first system's ``all`` slice); ``{}`` without
+    an evidence file."""
+    first = next(iter(rec.summary.systems.values()), {})
+    overall = first["all"].overall if "all" in first else {}
+    ev = evidence_by_metric("cr2", {m: set(ov.intervals) for m, ov in overall.items()})
+    return {"coverage_evidence": ev} if ev else {}
+
+
 def _coverage_data(value) -> dict:
     return {**value.to_dict(), "files": list(value.files)}
 
 
 #: Every kind of result a verb prints, with its JSON form.
 KINDS: dict[str, Kind] = {
-    "run": Kind(RUN_SCHEMA_VERSION, lambda rec: rec.summary.model_dump(mode="python")),
+    "run": Kind(RUN_SCHEMA_VERSION, lambda rec: {**rec.summary.model_dump(mode="python"), **_run_evidence(rec)}),
     "comparison": Kind(1, lambda rep: rep.to_dict()),
     "gate": Kind(2, lambda v: v.to_dict()),
     "power": Kind(1, dict),
@@ -111,6 +123,7 @@ KINDS: dict[str, Kind] = {
         1, lambda res: {"known_item": res.known_item.summary, "coverage": _coverage_data(res.coverage)}
     ),
     "coverage": Kind(1, _coverage_data),
+    "coverage-suite": Kind(1, _coverage_data),
 }
 
 
@@ -175,6 +188,7 @@ _TABLES: dict[str, Callable[[Any, Console], None]] = {
     "known-item-sensitivity": lambda res, console: console.print(render_sensitivity(res.rows)),
     "known-item-study": lambda res, console: console.print(render_study(res.known_item.summary, res.coverage)),
     "coverage": lambda res, console: _print(console, res),
+    "coverage-suite": lambda res, console: _print(console, res),
 }
 
 
@@ -195,7 +209,8 @@ def _apply_table(res, console: Console) -> None:
         console.print(Text("not written: the corrected set does not validate", style="red"))
 
 
-_WHAT = {"run": "run record", "known-item": "outputs", "known-item-study": "outputs", "coverage": "outputs"}
+_WHAT = {"run": "run record", "known-item": "outputs", "known-item-study": "outputs", "coverage": "outputs",
+         "coverage-suite": "outputs"}  # fmt: skip
 
 
 def format_table(result: Result, console: Console, *, warnings: bool = True) -> None:

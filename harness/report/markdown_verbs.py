@@ -325,6 +325,16 @@ def _coverage(res, path) -> list[str]:
     return coverage_lines(res.to_dict(), path)
 
 
+def _suite(res, path) -> list[str]:
+    out = [f"### Coverage suite ({md(path)})" if path else "### Coverage suite", ""]
+    rows = [[md(k), md(v)] for k, v in res.to_dict()["defaults"].items()]
+    out += ["Default interval per outcome type (the rule over the measurements):", ""]
+    out.append(table(["outcome", "method"], rows))
+    for r in res.results:
+        out += [""] + coverage_lines(r.to_dict(), r.label)
+    return out
+
+
 def _study(res, path) -> list[str]:
     return known_item_lines(res.known_item.summary, path) + [""] + coverage_lines(res.coverage.to_dict(), None)
 
@@ -341,6 +351,7 @@ _RENDERERS: dict[str, Callable[[Any, Path | None], list[str]]] = {
     "known-item-sensitivity": _sensitivity,
     "known-item-study": _study,
     "coverage": _coverage,
+    "coverage-suite": _suite,
 }
 
 

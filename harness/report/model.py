@@ -138,6 +138,17 @@ class ReportData:
         """The metrics of ``wanted`` that every entry summarises."""
         return [m for m in wanted if self.entries and all(e.overall(m, slice_name) for e in self.entries)]
 
+    def recorded_methods(self, metrics: Sequence[str], slice_name: str = "all") -> dict[str, set[str]]:
+        """``{metric: names of the interval methods recorded for it}`` over every entry (metrics in order), for
+        :func:`harness.stats.methods.evidence_notes`."""
+        out: dict[str, set[str]] = {}
+        for m in metrics:
+            for e in self.entries:
+                ov = e.overall(m, slice_name) if slice_name in e.summary else None
+                if ov is not None and ov.intervals:
+                    out.setdefault(m, set()).update(ov.intervals)
+        return out
+
     def covered_entries(self) -> list[Entry]:
         """Entries whose summary holds the ``covered`` slice."""
         return [e for e in self.entries if "covered" in e.summary]

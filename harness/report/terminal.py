@@ -24,6 +24,7 @@ from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS
 from harness.report.format import MISSING, diff_iv, fmt_iv, legend, mean_iv, num, rich_text, spaced, wtl
 from harness.report.regressions import regressions_table
+from harness.stats.methods import evidence_notes
 
 MAIN_METRICS = METRIC_SETS["terminal"]
 EVIDENCE_METRICS = METRIC_SETS["terminal_evidence"]
@@ -115,9 +116,15 @@ def systems_table(
             continue
         ov = s[slice_name].overall
         t.add_row(rich_text(system), *[rich_text(shape(fmt_interval(ov.get(m), method))) for m in metrics])
-    marks = legend(slice_intervals(run, slice_name, metrics, method))
-    if marks:
-        t.caption = Text(marks)
+    recorded: dict[str, set[str]] = {}
+    for s in run.summary.systems.values():
+        for m in metrics if slice_name in s else ():
+            ov = s[slice_name].overall.get(m)
+            if ov is not None and ov.intervals.get(method) is not None:
+                recorded.setdefault(m, set()).update(ov.intervals)
+    lines = [legend(slice_intervals(run, slice_name, metrics, method)), *evidence_notes(method, recorded)]
+    if any(lines):
+        t.caption = Text("\n".join(x for x in lines if x))
         t.caption_justify = "left"
     return t
 

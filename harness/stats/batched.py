@@ -228,7 +228,8 @@ def _pct_bounds(est, qlo, qhi, c) -> Bounds:
     return np.minimum(est + c * (qlo - est), est), np.maximum(est + c * (qhi - est), est)
 
 
-def _symmetric(est, half, factors) -> list[Bounds]:
+def symmetric_bounds(est, half, factors) -> list[Bounds]:
+    """``[est - sqrt(1 - f) half, est + sqrt(1 - f) half]`` per variance factor ``1 - f`` (``half`` unscaled)."""
     out = []
     for f in factors:
         h = half if (np.ndim(f) == 0 and float(f) == 1.0) else root_factor(f) * half
@@ -250,6 +251,10 @@ class ClusterBatch:
         s: shape (reps, K), per-cluster sums of the outcome.
         ss: shape (reps, K), per-cluster sums of squares, or None for a binary (0/1) outcome (then ``ss = s``).
 
+        frame_mean_size: ``Xbar`` (> 0), the mean number of rows per cluster over every cluster of the population
+            the samples were drawn from (the frame), or None when it is not known; the frame-aware methods
+            (:mod:`harness.stats.wu`) need it.
+
     Derived (float64): ``nf``, ``sf``, ``N`` (reps,) rows per sample, ``p`` (reps,) the micro mean ``sum s / N``,
     ``rates`` (reps, K) cluster means and ``macro`` (reps,) their mean.
     """
@@ -257,6 +262,7 @@ class ClusterBatch:
     n: np.ndarray
     s: np.ndarray
     ss: np.ndarray | None = None
+    frame_mean_size: float | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -363,15 +369,24 @@ class Resamples:
 def cr2_kernel(batch: ClusterBatch, level: float, factors: Sequence, draws: Resamples | None = None) -> list[Bounds]:
     """CR2 t interval ``p -/+ t_{df} se`` per sample (:func:`harness.stats.cr2`, unweighted, unclipped)."""
     _, se, df = batch.cr2()
-    return _symmetric(batch.p, t_crit(level, df) * se, factors)
+    return symmetric_bounds(batch.p, t_crit(level, df) * se, factors)
 
 
 def cr2_logit_kernel(batch: ClusterBatch, level: float, factors: Sequence, draws: Resamples | None = None):
     """CR2 on the logit scale (:func:`harness.stats.cr2` with ``transform="logit"``): ``expit(logit(p) -/+ t se /
     (p (1 - p)))``; ``[p, p]`` where the SE is 0 or ``p`` is 0 or 1."""
-    p = batch.p
     _, se, df = batch.cr2()
-    crit = t_crit(level, df)
+    return logit_bounds(batch.p, se, t_crit(level, df), factors)
+
+
+def logit_bounds(p: np.ndarray, se: np.ndarray, crit, factors: Sequence) -> list[Bounds]:
+    """Delta-method logit-scale bounds ``expit(logit(p) -/+ crit sqrt(1 - f) se / (p (1 - p)))`` per factor.
+
+    Args: ``p`` (reps,) estimates in [0, 1]; ``se`` (reps,) standard errors on the original scale; ``crit`` critical
+        values (scalar or (reps,)); ``factors`` variance multipliers ``1 - f``.
+    Returns: one ``(lower, upper)`` pair per factor; ``[p, p]`` where the SE is 0 or ``p`` is 0 or 1, and the bounds
+        always contain ``p``.
+    """
     out = []
     with np.errstate(divide="ignore", invalid="ignore"):
         theta = np.log(p / (1.0 - p))
@@ -387,7 +402,7 @@ def cr2_logit_kernel(batch: ClusterBatch, level: float, factors: Sequence, draws
 
 def iid_wald_kernel(batch: ClusterBatch, level: float, factors: Sequence, draws: Resamples | None = None):
     """iid Wald ``p -/+ z s / sqrt(N)``, rows treated as independent (:func:`harness.stats.iid_wald`)."""
-    return _symmetric(batch.p, t_crit(level, np.inf) * np.sqrt(batch.iid_var()), factors)
+    return symmetric_bounds(batch.p, t_crit(level, np.inf) * np.sqrt(batch.iid_var()), factors)
 
 
 def iid_wald_effective_kernel(batch: ClusterBatch, level: float, factors: Sequence, draws: Resamples | None = None):
@@ -395,14 +410,14 @@ def iid_wald_effective_kernel(batch: ClusterBatch, level: float, factors: Sequen
     icc = icc_from_sums(batch.nf, batch.sf, batch.ss)
     icc = np.where(np.isnan(icc), 0.0, np.maximum(icc, 0.0))
     deff = deff_from_sizes(batch.nf, icc)
-    return _symmetric(batch.p, t_crit(level, np.inf) * np.sqrt(batch.iid_var() * deff), factors)
+    return symmetric_bounds(batch.p, t_crit(level, np.inf) * np.sqrt(batch.iid_var() * deff), factors)
 
 
 def cluster_t_kernel(batch: ClusterBatch, level: float, factors: Sequence, draws: Resamples | None = None):
     """t over cluster means, ``mean -/+ t_{K-1} sd / sqrt(K)`` (:func:`harness.stats.cluster_t`)."""
     k = batch.k
     se_mac = batch.rates.std(1, ddof=1) / math.sqrt(k)
-    return _symmetric(batch.macro, t_crit(level, k - 1) * se_mac, factors)
+    return symmetric_bounds(batch.macro, t_crit(level, k - 1) * se_mac, factors)
 
 
 def bootstrap_percentile_kernel(batch: ClusterBatch, level: float, factors: Sequence, draws: Resamples):

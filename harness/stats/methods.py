@@ -6,6 +6,14 @@ with its metadata. Everything that lists interval methods reads this table: :fun
 every run summary), :func:`paired` (comparisons), the report's display order (:func:`display_order`) and the coverage
 study (:mod:`harness.studies.coverage`). Adding a method is one module plus one :func:`register` line below.
 
+Designs: most methods read the sample as the documents an evaluator drew with equal probability (``design="srs"``,
+the reading of any gold set); ``design="pps"`` methods (Hansen-Hurwitz) assume documents drawn with probability
+proportional to size, with replacement. Methods with ``frame=True`` (Wu's v_g) also need the population's mean
+document size. Only SRS methods without a frame are computed by ``run`` (:attr:`IntervalMethod.in_runs`); the
+coverage study measures all of them. Its measured coverage of each method is the committed evidence file
+``harness/stats/coverage_evidence.json`` (written by ``harness coverage --write-evidence``), read by
+:func:`coverage_evidence`.
+
 Outcome types (nested): ``"binary"`` (every value 0 or 1: hit@k, all_hop@k), ``"unit"`` (values in [0, 1]: recall,
 MRR) and ``"continuous"`` (anything, e.g. paired differences). A method declares the types it applies to; a
 proportion-only method applies to ``"binary"`` (and maybe ``"unit"``) only. :data:`DEFAULTS` names the method that
@@ -14,9 +22,10 @@ proportion-only method applies to ``"binary"`` (and maybe ``"unit"``) only. :dat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -26,10 +35,13 @@ from harness.stats._core import as_vector, encode_clusters, fail
 from harness.stats.bootstrap import cluster_bootstrap
 from harness.stats.cr2 import cr2
 from harness.stats.cr3 import cr3, cr3_kernel
+from harness.stats.evidence import CoverageEvidence, coverage_evidence
 from harness.stats.interval import Interval
 from harness.stats.korn_graubard import korn_graubard, korn_graubard_kernel
+from harness.stats.pps import hansen_hurwitz, hansen_hurwitz_kernel
 from harness.stats.simple import cluster_t, iid_wald, iid_wald_effective
 from harness.stats.wild import wild_cluster_bootstrap, wild_cluster_kernel
+from harness.stats.wu import wu_kernel, wu_ratio
 
 OUTCOMES = ("binary", "unit", "continuous")
 ANY = OUTCOMES
@@ -57,6 +69,9 @@ class IntervalMethod:
         paired: it is offered for paired differences (:func:`paired`).
         contrast_only: shown for contrast only (ignores clustering).
         order: display order (report tables, coverage tables; ascending).
+        design: the document sampling design the interval assumes: ``"srs"`` (equal-probability sampling, the
+            reading of a gold set) or ``"pps"`` (probability proportional to size, with replacement).
+        frame: it needs ``frame_mean_size``, the mean number of rows per document over the whole population.
     """
 
     name: str
@@ -72,6 +87,13 @@ class IntervalMethod:
     paired: bool = True
     contrast_only: bool = False
     order: int = 0
+    design: Literal["srs", "pps"] = "srs"
+    frame: bool = False
+
+    @property
+    def in_runs(self) -> bool:
+        """True when ``run`` computes it: an SRS-design method that needs nothing but the sampled rows."""
+        return self.design == "srs" and not self.frame
 
     @property
     def proportion_only(self) -> bool:
@@ -82,10 +104,19 @@ class IntervalMethod:
         """Whether the method applies to outcomes of type ``outcome`` (one of :data:`OUTCOMES`)."""
         return outcome in self.outcomes
 
-    def compute(self, y, clusters, *, level=0.95, weights=None, fpc=None, B=5000, seed=0, clip=True) -> Interval:
-        """Call :attr:`interval` with the keywords this method takes (``weights``/``fpc``/``B``/``seed`` only when
-        declared; a method without weights raises when weights are given, so nothing is silently unweighted)."""
+    def compute(
+        self, y, clusters, *, level=0.95, weights=None, fpc=None, B=5000, seed=0, clip=True, frame_mean_size=None
+    ) -> Interval:
+        """Call :attr:`interval` with the keywords this method takes (``weights``/``fpc``/``B``/``seed``/
+        ``frame_mean_size`` only when declared; a method without weights raises when weights are given, so nothing
+        is silently unweighted; a frame method raises without ``frame_mean_size``)."""
         kw: dict = {"level": level, "clip": clip}
+        if self.frame:
+            if frame_mean_size is None:
+                raise fail(self.name, "frame_mean_size", "this method needs the population's mean document size")
+            kw["frame_mean_size"] = frame_mean_size
+        elif frame_mean_size is not None:
+            raise fail(self.name, "frame_mean_size", "this method takes no frame")
         if weights is not None:
             if not self.weights:
                 raise fail(self.name, "weights", "this method takes no weights")
@@ -102,11 +133,31 @@ class IntervalMethod:
         return self.interval(y, **kw)
 
 
+__all__ = [
+    "BINARY_FAMILIES",
+    "DEFAULTS",
+    "INTERVALS",
+    "CoverageEvidence",
+    "IntervalMethod",
+    "all_intervals",
+    "coverage_evidence",
+    "evidence_by_metric",
+    "evidence_notes",
+    "metric_outcome_class",
+    "default_method",
+    "display_order",
+    "get",
+    "kernel_bounds",
+    "outcome_type",
+    "register",
+]
+
 #: name -> method, in registration order (the order of ``summary.json``).
 INTERVALS: dict[str, IntervalMethod] = {}
 
-#: The method ``run``, ``compare`` and ``gate`` use, per outcome type and for paired differences. One place: the
-#: choice of issue 21 (from the coverage study's measurements) is a one-line change here.
+#: The method ``run``, ``compare`` and ``gate`` use, per outcome type and for paired differences. One place. It is
+#: the method the coverage study's rule picked from its measurements (:mod:`harness.studies.coverage.choice`; the
+#: committed evidence file records the same choice, tests/test_coverage_evidence.py checks they agree).
 DEFAULTS: dict[str, str] = {"binary": "cr2", "unit": "cr2", "continuous": "cr2", "paired": "cr2"}
 
 
@@ -151,10 +202,12 @@ def outcome_type(y) -> str:
 
 
 def all_intervals(y, clusters, *, weights=None, level=0.95, B=5000, seed=0) -> dict[str, Interval]:
-    """Every registered interval that applies to ``y``, keyed by method name, for side-by-side reports.
+    """Every registered interval a run can compute that applies to ``y``, keyed by method name, for side-by-side
+    reports.
 
     Methods come in registration order; those whose outcome types exclude ``y``'s (:func:`outcome_type`) are left
-    out (e.g. ``"cr2_logit"`` unless every ``y`` lies in [0, 1]). Resampling methods get ``B`` and ``seed``.
+    out (e.g. ``"cr2_logit"`` unless every ``y`` lies in [0, 1]), and so are those that need a PPS design or the
+    population's document sizes (:attr:`IntervalMethod.in_runs`). Resampling methods get ``B`` and ``seed``.
     ``weights`` go to the methods that take them; the others are computed unweighted and say so in their
     ``extras["warnings"]``.
 
@@ -165,7 +218,7 @@ def all_intervals(y, clusters, *, weights=None, level=0.95, B=5000, seed=0) -> d
     kind = outcome_type(y)
     out: dict[str, Interval] = {}
     for m in INTERVALS.values():
-        if not m.applies_to(kind):
+        if not (m.in_runs and m.applies_to(kind)):
             continue
         iv = m.compute(y, clusters, level=level, weights=weights if m.weights else None, B=B, seed=seed)
         if weights is not None and not m.weights:
@@ -174,6 +227,72 @@ def all_intervals(y, clusters, *, weights=None, level=0.95, B=5000, seed=0) -> d
             extras["warnings"] = [*extras.get("warnings", []), note]
             iv = replace(iv, extras=extras)
         out[m.name] = iv
+    return out
+
+
+#: Metric families whose per-question values are 0 or 1 (``hit@k``, ``all_hop@k``): their intervals get the binary
+#: evidence. Other metrics are classed by the methods a run recorded for them (:func:`metric_outcome_class`).
+BINARY_FAMILIES = ("hit", "all_hop")
+
+
+def metric_outcome_class(metric: str, recorded: Iterable[str]) -> str:
+    """The outcome class (a key of :data:`DEFAULTS` but ``"paired"``) of a run's metric, for the evidence notes.
+
+    ``"binary"`` for the families of :data:`BINARY_FAMILIES` (``all_hop@10``), else from the interval methods the run
+    recorded for it: a run computes every method that applies to the values (:func:`all_intervals`), so a
+    proportion-only method among them (CR2 on the logit scale) means values in [0, 1] (``"unit"``: MRR, recall,
+    evidence recall); none means ``"continuous"``.
+
+    Args: ``metric``: a metric id (``family`` or ``family@k``); ``recorded``: method names (the metric's
+        ``IntervalRecord`` keys).
+    Returns: ``"binary"``, ``"unit"`` or ``"continuous"``.
+    """
+    if metric.split("@", 1)[0] in BINARY_FAMILIES:
+        return "binary"
+    names = set(recorded)
+    unit_only = {
+        m.name for m in INTERVALS.values() if m.in_runs and m.applies_to("unit") and not m.applies_to("continuous")
+    }
+    return "unit" if names & unit_only else "continuous"
+
+
+def evidence_by_metric(
+    method: str, metrics: Mapping[str, Iterable[str]], *, path: str | Path | None = None
+) -> dict[str, dict]:
+    """``{metric: {"method", "outcome", "min", "max", "k_min", "k_max", "text"}}``: the measured coverage of
+    ``method``'s intervals for each metric (classed by :func:`metric_outcome_class`), for JSON outputs; metrics whose
+    class the study did not measure are left out (all of them without an evidence file). Arguments as
+    :func:`evidence_notes`."""
+    out = {}
+    for metric, names in metrics.items():
+        ev = coverage_evidence(method, metric_outcome_class(metric, names), path=path)
+        if ev is not None:
+            out[metric] = {**ev.model_dump(exclude={"description"}), "text": ev.text}
+    return out
+
+
+def evidence_notes(method: str, metrics: Mapping[str, Iterable[str]], *, path: str | Path | None = None) -> list[str]:
+    """One note per outcome class among ``metrics``: what the coverage study measured for ``method``'s intervals.
+
+    Args:
+        method: the method whose intervals a table shows (``"cr2"``).
+        metrics: ``{metric id: names of the interval methods recorded for it}`` (the table's metrics, in order).
+        path: another evidence file (tests); default the committed one.
+
+    Returns:
+        Lines such as ``CR2 (Satterthwaite t) intervals of all_hop@10 (binary): measured coverage 72–92 % at K =
+        10–80 on ...``, in the order the classes first occur; none for a class the study did not measure (or when
+        there is no evidence file).
+    """
+    by_class: dict[str, list[str]] = {}
+    for metric, names in metrics.items():
+        by_class.setdefault(metric_outcome_class(metric, names), []).append(metric)
+    label = INTERVALS[method].label if method in INTERVALS else method
+    out = []
+    for cls, ids in by_class.items():
+        ev = coverage_evidence(method, cls, path=path)
+        if ev is not None:
+            out.append(f"{label} intervals of {', '.join(ids)} ({cls}): {ev.text}")
     return out
 
 
@@ -187,6 +306,7 @@ def kernel_bounds(
 # --------------------------------------------------------------------------------------------------------------
 # The registry (registration order = the order of summary.json; `order` = display order)
 # --------------------------------------------------------------------------------------------------------------
+
 
 register(IntervalMethod("cr2", "CR2 (Satterthwaite t)", cr2, batched.cr2_kernel, weights=True, fpc="clusters"))
 register(IntervalMethod("cr2_logit", "CR2, logit scale", partial(cr2, transform="logit"), batched.cr2_logit_kernel,
@@ -209,3 +329,13 @@ register(IntervalMethod("wild_cluster", "wild cluster bootstrap (WCR)", wild_clu
                         resampling=True, order=6))  # fmt: skip
 register(IntervalMethod("korn_graubard", "Korn-Graubard", korn_graubard, korn_graubard_kernel, outcomes=BINARY,
                         weights=True, fpc="clusters", paired=False, order=7))  # fmt: skip
+register(IntervalMethod("wu_v3", "Wu (1982) v_3 on CR2 [frame]", partial(wu_ratio, g=3.0), partial(wu_kernel, g=3.0),
+                        fpc="clusters", order=10, frame=True))  # fmt: skip
+register(IntervalMethod("wu_v3_logit", "Wu v_3, logit scale [frame]", partial(wu_ratio, g=3.0, transform="logit"),
+                        partial(wu_kernel, g=3.0, transform="logit"), outcomes=UNIT, fpc="clusters", paired=False,
+                        order=11, frame=True))  # fmt: skip
+register(IntervalMethod("hansen_hurwitz", "Hansen-Hurwitz t [PPS]", hansen_hurwitz, hansen_hurwitz_kernel, order=12,
+                        design="pps"))  # fmt: skip
+register(IntervalMethod("hansen_hurwitz_logit", "Hansen-Hurwitz t, logit scale [PPS]",
+                        partial(hansen_hurwitz, transform="logit"), partial(hansen_hurwitz_kernel, transform="logit"),
+                        outcomes=UNIT, paired=False, order=13, design="pps"))  # fmt: skip

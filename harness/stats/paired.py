@@ -41,8 +41,9 @@ def paired(y_a, y_b, clusters, *, method=None, level=0.95, weights=None, B=5000,
 
 
 def paired_methods() -> tuple[str, ...]:
-    """Names of the methods offered for paired differences, in registration order."""
-    return tuple(m.name for m in INTERVALS.values() if m.paired)
+    """Names of the methods offered for paired differences, in registration order: those with ``paired=True`` that a
+    run can compute (:attr:`~harness.stats.methods.IntervalMethod.in_runs`; not the PPS or frame-aware ones)."""
+    return tuple(m.name for m in INTERVALS.values() if m.paired and m.in_runs)
 
 
 _CELLS_PER_BATCH = 2_000_000

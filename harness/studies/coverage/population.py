@@ -2,10 +2,19 @@
 
 Sources:
 
-* a known-item output folder (``harness known-item``): its ``per_document.jsonl`` holds, per system and document,
-  ``n`` queries and ``s`` hits (a binary outcome);
+* a known-item output folder (``harness known-item``), for one system (or the difference of two):
+
+  - ``outcome="hit"`` (hit@1, binary): ``per_document.jsonl`` (per system and document ``n`` queries, ``s`` hits);
+  - ``outcome="rr"`` (each query's reciprocal rank, in [0, 1]): ``outcomes.jsonl.gz``, ``1 / rank`` of the first
+    same-document chunk when ``rank <= rr_depth`` (default 200, the run's default chunk depth
+    ``harness.evaluation.pipeline.DEFAULT_CHUNK_DEPTH``), else 0 (also when nothing of the document was retrieved);
+  - ``minus=B``: the per-query paired difference ``outcome(system) - outcome(B)`` on the same queries (a continuous
+    outcome in [-1, 1], the population of ``compare`` and ``gate``), from ``outcomes.jsonl.gz``;
+
 * a CSV file with a header and one row per query (or chunk): ``doc_id,hit[,doc_type]`` (``hit`` 0 or 1) or
-  ``doc_id,y[,doc_type]`` (``y`` any finite number, e.g. each query's reciprocal rank).
+  ``doc_id,y[,doc_type]`` (``y`` any finite number, e.g. each query's reciprocal rank);
+* :func:`harness.studies.coverage.synthetic.synthetic_population` (a seeded population built like the published
+  study's).
 """
 
 from __future__ import annotations
@@ -21,6 +30,22 @@ import numpy as np
 from harness.errors import HarnessInputError
 from harness.io import read_jsonl
 
+#: Reciprocal ranks count ranks up to this depth (the run's default chunk depth); deeper ranks give 0.
+RR_DEPTH = 200
+OUTCOMES = ("hit", "rr")
+
+
+@dataclass
+class RowData:
+    """Row-level outcomes of a population, for the lag-1 autocorrelation (:func:`harness.stats.design_diagnostics`).
+
+    Attributes: ``y`` (Q,) outcomes, ``doc`` (Q,) document index into the population, ``position`` (Q,) chunk index.
+    """
+
+    y: np.ndarray
+    doc: np.ndarray
+    position: np.ndarray
+
 
 @dataclass
 class Population:
@@ -35,6 +60,9 @@ class Population:
         source: where it was read from.
         ss: shape (D,), sums of squares of a non-binary outcome, or None for a binary one (``ss = s``).
         unit: every row value of a non-binary outcome lies in [0, 1] (e.g. reciprocal ranks).
+        paired: the outcome is a paired difference of two systems (its default interval is ``DEFAULTS["paired"]``).
+        measure: what the rows measure (``"hit"``, ``"rr"``, ``"y"``), for labels.
+        rows: row-level outcomes (lag-1 autocorrelation), or None.
     """
 
     system: str
@@ -45,6 +73,19 @@ class Population:
     source: str = ""
     ss: np.ndarray | None = None
     unit: bool = False
+    paired: bool = False
+    measure: str = "hit"
+    rows: RowData | None = None
+
+    @property
+    def frame_mean_size(self) -> float:
+        """``Xbar``: the mean number of rows (queries) per document over the whole population (Wu's v_g needs it)."""
+        return float(self.n.mean())
+
+    @property
+    def default_key(self) -> str:
+        """The key of :data:`harness.stats.methods.DEFAULTS` whose method ``run``/``gate`` use for this outcome."""
+        return "paired" if self.paired else self.outcome
 
     @property
     def micro(self) -> float:
@@ -65,12 +106,22 @@ class Population:
 
     @classmethod
     def from_arrays(
-        cls, n, s, doc_types: Sequence[str] | None = None, *, system: str = "sim", ss=None, unit: bool = False
+        cls,
+        n,
+        s,
+        doc_types: Sequence[str] | None = None,
+        *,
+        system: str = "sim",
+        ss=None,
+        unit: bool = False,
+        paired: bool = False,
+        rows: RowData | None = None,
     ) -> Population:
         """A population from arrays (tests, simulations).
 
         Args: ``n`` (D,) integers >= 1; ``s`` (D,) integers in [0, n] (binary) or any finite sums when ``ss`` is
-            given; ``ss`` (D,) sums of squares (non-binary outcome) or None; ``unit``: the row values lie in [0, 1].
+            given; ``ss`` (D,) sums of squares (non-binary outcome) or None; ``unit``: the row values lie in [0, 1];
+            ``paired``: a paired difference; ``rows``: row-level outcomes or None.
         Raises: HarnessInputError on shapes or values out of range.
         """
         n = np.asarray(n, dtype=np.int64)
@@ -84,25 +135,43 @@ class Population:
         if n.shape != s.shape or n.ndim != 1 or np.any(n < 1) or bad:
             raise HarnessInputError("population: need 1-d n >= 1 and 0 <= s <= n (or finite s, ss) of equal length")
         types = list(doc_types) if doc_types is not None else ["all"] * n.size
-        return cls(system, [f"d{i}" for i in range(n.size)], types, n, s, "arrays", ss, bool(unit and ss is not None))
+        unit = bool(unit and ss is not None)
+        return cls(system, [f"d{i}" for i in range(n.size)], types, n, s, "arrays", ss, unit, paired, rows=rows)
 
 
-def load_population(source: str | Path, *, system: str | None = None) -> Population:
+def load_population(
+    source: str | Path,
+    *,
+    system: str | None = None,
+    outcome: str = "hit",
+    minus: str | None = None,
+    rr_depth: int = RR_DEPTH,
+) -> Population:
     """Read a population from a known-item output folder or from a CSV file (module docstring).
 
     Args:
         source: the folder ``harness known-item`` wrote, or a ``.csv`` file.
         system: which system's outcomes in a known-item folder (default: the first in the file); for a CSV, only
             its name in the result (default: the file's stem).
+        outcome: ``"hit"`` or ``"rr"`` (known-item folders; a CSV's header decides).
+        minus: a second system of the known-item folder: the population is ``system - minus`` per query.
+        rr_depth: deepest rank counted by ``"rr"`` (>= 1).
 
     Raises:
-        HarnessInputError: missing file or field, unknown system, a record with ``n < 1`` or ``s`` outside
-            ``[0, n]``, a CSV row with a bad value (each message names the file, line, record and field).
+        HarnessInputError: missing file or field, unknown system or outcome, a record with ``n < 1`` or ``s`` outside
+            ``[0, n]``, a rank that is not a positive integer, queries of ``system`` and ``minus`` that differ, a CSV
+            row with a bad value (each message names the file, line, record and field).
     """
     path = Path(source)
+    if outcome not in OUTCOMES:
+        raise HarnessInputError(f"{path}: outcome {outcome!r}: expected one of {', '.join(OUTCOMES)}")
     if path.suffix.lower() == ".csv":
+        if minus is not None or outcome != "hit":
+            raise HarnessInputError(f"{path}: a CSV population has its own outcome column (no --outcome / --paired)")
         return _load_csv(path, system)
-    return _load_known_item(path / "per_document.jsonl", system)
+    if outcome == "hit" and minus is None:
+        return _load_known_item(path / "per_document.jsonl", system)
+    return _load_outcomes(path / "outcomes.jsonl.gz", system, outcome, minus, int(rr_depth))
 
 
 def _load_known_item(path: Path, system: str | None) -> Population:
@@ -130,6 +199,68 @@ def _load_known_item(path: Path, system: str | None) -> Population:
         ns.append(n)
         ss.append(s)
     return Population(chosen, ids, types, np.asarray(ns, np.int64), np.asarray(ss, np.int64), str(path))
+
+
+def _query_values(path: Path, recs: list, system: str, outcome: str, depth: int) -> tuple[dict, dict]:
+    """``{(doc_id, chunk_index): value}`` of one system's queries and ``{doc_id: doc_type}``."""
+    vals: dict[tuple[str, int], float] = {}
+    types: dict[str, str] = {}
+    for line, o in recs:
+        if str(o.get("system")) != system:
+            continue
+        for k in ("doc_id", "chunk_index", outcome if outcome == "hit" else "rank"):
+            if k not in o:
+                raise HarnessInputError(f"{path}:{line}: record {o.get('doc_id', '?')}: field {k}: missing")
+        doc, ci = str(o["doc_id"]), o["chunk_index"]
+        if outcome == "hit":
+            v = o["hit"]
+            if v not in (0, 1) or isinstance(v, bool):
+                raise HarnessInputError(f"{path}:{line}: record {doc}: field hit: must be 0 or 1, got {v!r}")
+            val = float(v)
+        else:
+            r = o["rank"]
+            if r is not None and (not isinstance(r, int) or isinstance(r, bool) or r < 1):
+                raise HarnessInputError(f"{path}:{line}: record {doc}: field rank: need a positive integer or null")
+            val = 0.0 if r is None or r > depth else 1.0 / r
+        vals[(doc, ci)] = val
+        types.setdefault(doc, str(o.get("doc_type") or "unknown"))
+    return vals, types
+
+
+def _load_outcomes(path: Path, system: str | None, outcome: str, minus: str | None, depth: int) -> Population:
+    if depth < 1:
+        raise HarnessInputError(f"{path}: rr_depth {depth}: must be >= 1")
+    recs = read_jsonl(path)
+    if not recs:
+        raise HarnessInputError(f"{path}: no records")
+    systems = list(dict.fromkeys(str(o.get("system")) for _, o in recs))
+    chosen = system or systems[0]
+    for name in (chosen, minus):
+        if name is not None and name not in systems:
+            raise HarnessInputError(f"{path}: system {name!r} not found (has: {', '.join(systems)})")
+    vals, types = _query_values(path, recs, chosen, outcome, depth)
+    label = chosen
+    if minus is not None:
+        other, _ = _query_values(path, recs, minus, outcome, depth)
+        if other.keys() != vals.keys():
+            raise HarnessInputError(f"{path}: systems {chosen!r} and {minus!r} were not run on the same queries")
+        vals = {q: v - other[q] for q, v in vals.items()}
+        label = f"{chosen}-{minus}"
+    keys = sorted(vals)
+    doc_ids = list(dict.fromkeys(d for d, _ in keys))
+    code = {d: i for i, d in enumerate(doc_ids)}
+    doc = np.asarray([code[d] for d, _ in keys], dtype=np.int64)
+    pos = np.asarray([c for _, c in keys], dtype=np.int64)
+    y = np.asarray([vals[q] for q in keys], dtype=np.float64)
+    g = len(doc_ids)
+    n = np.bincount(doc, minlength=g).astype(np.int64)
+    rows = RowData(y, doc, pos)
+    meta = dict(source=str(path), measure=outcome, rows=rows, paired=minus is not None)
+    dtypes = [types[d] for d in doc_ids]
+    s = np.bincount(doc, weights=y, minlength=g)
+    ss = np.bincount(doc, weights=y * y, minlength=g)
+    unit = bool(y.min() >= 0.0 and y.max() <= 1.0)
+    return Population(label, doc_ids, dtypes, n, s, ss=ss, unit=unit, **meta)
 
 
 def _load_csv(path: Path, system: str | None) -> Population:
@@ -194,4 +325,4 @@ def _load_csv(path: Path, system: str | None) -> Population:
     ns = np.asarray(n, np.int64)
     if value == "hit":
         return Population(name, list(index), types, ns, np.asarray(s).astype(np.int64), str(path))
-    return Population(name, list(index), types, ns, np.asarray(s), str(path), np.asarray(ss), unit)
+    return Population(name, list(index), types, ns, np.asarray(s), str(path), np.asarray(ss), unit, measure="y")
