@@ -49,7 +49,19 @@ def test_known_item_then_coverage(tmp_path: Path):
         assert (out / name).exists()
     r = CliRunner().invoke(
         app,
-        ["coverage", "--population", str(out), "--reps", "50", "--docs-per-sample", "3,5", "--bootstrap-reps", "99", "--types", "0"],
+        [
+            "coverage",
+            "--population",
+            str(out),
+            "--reps",
+            "50",
+            "--docs-per-sample",
+            "3,5",
+            "--bootstrap-reps",
+            "99",
+            "--types",
+            "0",
+        ],
         catch_exceptions=False,
     )
     assert r.exit_code == 0, r.output

@@ -204,8 +204,9 @@ def test_cli_coverage_suite_json(tmp_path):
     folder = known_item_folder(tmp_path / "ki", docs=40)
     out, ev = tmp_path / "out", tmp_path / "ev.json"
     args = ["coverage", "--population", str(folder), "--system", "bm25", "--outcome", "hit,rr", "--paired",
-            "bm25-tfidf", "--reps", "30", "--docs-per-sample", "5,10", "--bootstrap-reps", "39", "--types", "0", "--no-pps", "--out", str(out),
-            "--write-evidence", "--evidence-file", str(ev), "--format", "json"]  # fmt: skip
+            "bm25-tfidf", "--reps", "30", "--docs-per-sample", "5,10", "--bootstrap-reps", "39", "--types", "0",
+            "--no-pps", "--out", str(out), "--write-evidence", "--evidence-file", str(ev),
+            "--format", "json"]  # fmt: skip
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     env = json.loads(res.stdout)
