@@ -75,6 +75,12 @@ def run(
         "sign", help="Default vector bits: sign (value > 0) or centered (value > the slice's mean; vector:binarize=B)."
     ),
     split: str = SPLIT,
+    chunker: str = typer.Option(
+        None,
+        "--chunker",
+        help="Chunker to run under (e.g. md-legal-v1; default: the gold set's own). The evidence chunks are derived "
+        "from the gold set's quotes; the corpus is ingested and indexed for that chunker.",
+    ),
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
@@ -98,6 +104,7 @@ def run(
             bootstrap_reps=bootstrap_reps,
             system_defaults={"vector": vector},
             split=split,
+            chunker=chunker,
         )
         path = do_run(
             goldset,

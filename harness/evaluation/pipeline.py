@@ -6,6 +6,7 @@ intervals -> run record.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -16,9 +17,10 @@ from pydantic import BaseModel
 
 from harness import __version__
 from harness.corpus.chunker import CHUNKERS
-from harness.corpus.ingest import ingest
+from harness.corpus.ingest import ingest, scan_corpus
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError, StaleGoldsetError
+from harness.evaluation.evidence import EvidenceResolution, chunk_extents, resolve_evidence
 from harness.evaluation.pairing import check_split
 from harness.evaluation.runs import (
     RUN_SCHEMA_VERSION,
@@ -30,7 +32,7 @@ from harness.evaluation.runs import (
 from harness.evaluation.trec import read_rankings, trec_qrels_lines, trec_run_lines
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
-from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
+from harness.metrics import ChunkExtent, MetricSpec, aggregate, question_metrics, summary_metric_ids
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
 from harness.stats import all_intervals, satterthwaite_df
@@ -43,6 +45,12 @@ NO_EVIDENCE_NOTE = (
     "metrics are undefined"
 )
 """The summary note of a chunk-level metric over questions none of which cites evidence (mean ``None``, not 0)."""
+OMITTED_NOTES = {
+    "not_applicable": "not applicable: the chunks' word counts and offsets are unknown (external rankings scored "
+    "without --corpus)",
+    "no_quotes": "not applicable: no question of the slice has a located quote",
+}
+"""The summary note of a metric that no question of a slice has a value for, by omission reason."""
 
 
 @dataclass
@@ -61,6 +69,8 @@ class RunOptions:
         split: ``all`` (default), ``dev`` or ``test``: the questions the tables show. Every question is still
             scored and recorded (so the record stays comparable); the summary gains the split as a slice and the
             manifest records ``split`` (:func:`split_slice`).
+        chunker: the chunker to run under (``md-legal-v1``...); ``None``: the gold set's own. Under another
+            chunker the evidence chunks are derived from the quotes (:mod:`harness.evaluation.evidence`).
     """
 
     doc_depth: int = DEFAULT_DOC_DEPTH
@@ -72,6 +82,7 @@ class RunOptions:
     level: float = 0.95
     system_defaults: Mapping[str, BaseModel] = field(default_factory=dict)
     split: str = "all"
+    chunker: str | None = None
 
 
 def split_slice(goldset: GoldSet, split: str) -> dict[str, set[str]]:
@@ -100,8 +111,11 @@ def cr2_df(cluster_labels: Sequence[str]) -> float | None:
     return satterthwaite_df(list(cluster_labels))
 
 
-def check_goldset_against_corpus(goldset: GoldSet, corpus: Corpus) -> None:
+def check_goldset_against_corpus(goldset: GoldSet, corpus: Corpus, *, chunker: str | None = None) -> None:
     """Refuse a gold set built against another corpus or chunker, or naming unknown documents.
+
+    ``chunker``: the chunker the gold set's evidence was resolved for (``run --chunker``); default: the manifest's
+    ``chunker_version``.
 
     Raises:
         StaleGoldsetError: manifest ``corpus_hash`` or ``chunker_version`` differs from the corpus given.
@@ -115,9 +129,9 @@ def check_goldset_against_corpus(goldset: GoldSet, corpus: Corpus) -> None:
                 f"{src}: field corpus_hash: gold set built against {man.corpus_hash[:12]}, "
                 f"corpus given is {corpus.manifest.corpus_hash[:12]} ({corpus.manifest.corpus_id})"
             )
-        if man.chunker_version != corpus.manifest.chunker_id:
+        if (chunker or man.chunker_version) != corpus.manifest.chunker_id:
             raise StaleGoldsetError(
-                f"{src}: field chunker_version: gold set uses {man.chunker_version!r}, "
+                f"{src}: field chunker_version: gold set uses {chunker or man.chunker_version!r}, "
                 f"corpus was chunked with {corpus.manifest.chunker_id!r}"
             )
     docs = corpus.documents()
@@ -138,6 +152,8 @@ def score_results(
     n_docs: int | None = None,
     n_chunks: int | None = None,
     slices: dict[str, set[str]] | None = None,
+    evidence: EvidenceResolution | None = None,
+    extents: Mapping[str, ChunkExtent] | None = None,
 ) -> tuple[list[dict], dict, dict]:
     """Per-question metrics, summaries and intervals for every system.
 
@@ -147,11 +163,16 @@ def score_results(
         options: depths, ks, clustering, seed.
         n_docs, n_chunks: corpus sizes (depths larger than these are clamped and recorded).
         slices: extra question subsets to summarise (``{"covered": {qid, ...}}``); ``all`` is always there.
+        evidence: the located quotes (the budget family's ``E_q``); ``None``: no question has quoted evidence.
+        extents: ``{chunk id: ChunkExtent}`` of the corpus; ``None``: the budget family is not applicable (its means
+            are ``None`` with a note from :data:`OMITTED_NOTES`).
 
     Returns:
         ``(per_question_rows, summary, clusters_info)``. A chunk-level metric of a slice in which no question cites
         evidence (a documents-only gold set) has mean ``None``, no intervals and :data:`NO_EVIDENCE_NOTE` in the
-        summary; its per-question values stay 0 and are listed as undefined.
+        summary; its per-question values stay 0 and are listed as undefined. A metric omitted for some questions
+        (:attr:`harness.metrics.QuestionResult.omitted`) is summarised over the others, the note saying how many
+        were excluded.
     """
     clusters = question_clusters(goldset.records, options.clustering)
     by_id = goldset.by_id()
@@ -177,6 +198,8 @@ def score_results(
                 ks=options.ks,
                 n_docs_in_corpus=n_docs,
                 n_chunks_in_corpus=n_chunks,
+                quoted=evidence.quoted_evidence(rec.qid) if evidence is not None else None,
+                extents=extents,
             )
             qres.append(qr)
             rows.append(
@@ -204,11 +227,15 @@ def score_results(
             agg = aggregate(sel, metric_ids)
             y_cl = [clusters[q.qid] for q in sel]
             overall = {}
-            enough = len(set(y_cl)) >= 2
             cites_evidence = any(by_id[q.qid].evidence_chunks() for q in sel)
             for m in metric_ids:
-                y = [q.metrics[m] for q in sel]
+                kept = [q for q in sel if m not in q.omitted]
+                y = [q.metrics[m] for q in kept]
                 level = MetricSpec.parse(m).level
+                if not kept:
+                    why = next(iter({q.omitted[m] for q in sel} - {"no_quotes"}), "no_quotes")
+                    overall[m] = {"mean": None, "intervals": {}, "note": OMITTED_NOTES[why]}
+                    continue
                 if level == "chunks" and not cites_evidence:
                     overall[m] = {"mean": None, "intervals": {}, "note": NO_EVIDENCE_NOTE}
                     continue
@@ -221,14 +248,21 @@ def score_results(
                         + " rankings",
                     }
                     continue
-                if enough:
-                    ivs = all_intervals(y, y_cl, level=options.level, B=options.bootstrap_reps, seed=options.seed)
+                m_cl = [clusters[q.qid] for q in kept]
+                m_enough = len(set(m_cl)) >= 2
+                if m_enough:
+                    ivs = all_intervals(y, m_cl, level=options.level, B=options.bootstrap_reps, seed=options.seed)
                     intervals = {k: v.to_dict() for k, v in ivs.items()}
                 else:
                     intervals = {}
                 overall[m] = {"mean": agg["overall"][m], "intervals": intervals}
-                if not enough:
-                    overall[m]["note"] = "no interval: the slice holds fewer than 2 clusters"
+                notes = []
+                if len(kept) < len(sel):
+                    notes.append(f"{len(sel) - len(kept)} of {len(sel)} questions excluded (no located quote)")
+                if not m_enough:
+                    notes.append("no interval: the slice holds fewer than 2 clusters")
+                if notes:
+                    overall[m]["note"] = "; ".join(notes)
             sys_summary[slice_name] = {
                 "levels": levels,
                 "n_questions": len(sel),
@@ -299,12 +333,15 @@ def run(
     t0 = time.perf_counter()
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)
-    chunker_id = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
-    if chunker_id not in CHUNKERS:
+    own_chunker = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
+    if own_chunker not in CHUNKERS:
         raise HarnessInputError(
-            f"{goldset.manifest_path}: field chunker_version: unknown chunker {chunker_id!r} "
+            f"{goldset.manifest_path}: field chunker_version: unknown chunker {own_chunker!r} "
             f"(known: {', '.join(sorted(CHUNKERS))}); this gold set cannot be run on a corpus here"
         )
+    chunker_id = options.chunker or own_chunker
+    if chunker_id not in CHUNKERS:
+        raise HarnessInputError(f"--chunker: unknown chunker {chunker_id!r} (known: {', '.join(sorted(CHUNKERS))})")
     db_path, cmanifest, created = ingest(corpus_dir, workdir, chunker_id=chunker_id, progress=progress)
     timings["ingest"] = round(time.perf_counter() - t0, 3)
     say(
@@ -313,7 +350,13 @@ def run(
     )
     corpus = Corpus(db_path)
     try:
-        check_goldset_against_corpus(goldset, corpus)
+        check_goldset_against_corpus(goldset, corpus, chunker=chunker_id)
+        t_ev = time.perf_counter()
+        evidence = resolve_evidence(goldset, scan_corpus(corpus_dir), chunker_id, workdir=workdir)
+        if chunker_id != own_chunker:
+            goldset = dataclasses.replace(goldset, records=evidence.records(goldset))
+        extents = chunk_extents(corpus)
+        timings["evidence"] = round(time.perf_counter() - t_ev, 3)
         sysset = SystemSet(plan, corpus, Path(workdir), progress=progress, log=say)
         queries = [r.question for r in goldset.records]
         qids = [r.qid for r in goldset.records]
@@ -327,6 +370,8 @@ def run(
             n_docs=cmanifest.n_documents,
             n_chunks=cmanifest.n_chunks,
             slices={**sysset.slices(goldset), **split_qids},
+            evidence=evidence,
+            extents=extents,
         )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
         return _write_record(
@@ -346,6 +391,7 @@ def run(
                 "coverage": sysset.coverage_info(goldset),
                 "timings_s": timings,
                 "index_bytes": sysset.index_bytes(),
+                "evidence": evidence.info(),
                 **_split_extra(options),
             },
         )
