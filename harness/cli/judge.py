@@ -35,10 +35,10 @@ def compare(
     as_json: bool = JSON_ALIAS,
 ) -> None:
     """Paired differences B - A with clustered intervals, randomisation tests and win/tie/loss counts."""
-    from harness.evaluation.compare import DEFAULT_COMPARE_METRICS, compare_runs
+    from harness.evaluation.compare import compare_runs
 
     fmt = output_format(fmt, as_json, out=out)
-    ids = DEFAULT_COMPARE_METRICS if metrics is None else tuple(m.strip() for m in metrics.split(",") if m.strip())
+    ids = None if metrics is None else tuple(m.strip() for m in metrics.split(",") if m.strip())
     try:
         rep = compare_runs(
             run_a,

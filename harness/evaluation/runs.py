@@ -204,7 +204,8 @@ class RunRecord:
         return [r for r in self.per_question if r.system == system]
 
     def metric_vector(self, system: str, metric: str) -> dict[str, float]:
-        """``{qid: value}`` of one metric for one system (every question of the gold set).
+        """``{qid: value}`` of one metric for one system (every question of the gold set, less those the metric is
+        omitted for: ``flags["omitted"]``, e.g. a question without a located quote for ``evidence_recall@1000w``).
 
         Raises:
             HarnessInputError: the system or the metric is not in the run.
@@ -213,6 +214,8 @@ class RunRecord:
         for row in self.per_question:
             if row.system == system:
                 if metric not in row.metrics:
+                    if metric in (row.flags.get("omitted") or {}):
+                        continue
                     raise HarnessInputError(f"{self.path}: metric {metric!r} not in run (system {system})")
                 out[row.qid] = float(row.metrics[metric])
         if not out:
@@ -300,14 +303,19 @@ COMPARABILITY_KEYS = (
 )
 
 
-def check_comparable(a: RunRecord, b: RunRecord) -> None:
+def check_comparable(a: RunRecord, b: RunRecord, *, chunkers_may_differ: bool = False) -> None:
     """Refuse runs that cannot be compared question by question.
+
+    ``chunkers_may_differ``: the chunker id is not checked (a comparison across chunkers, whose metric list
+    :func:`harness.evaluation.chunkers.metrics_across_chunkers` restricts).
 
     Raises:
         IncomparableError: one line naming the first differing field (gold-set sha256, corpus hash, chunker id or
             depths) and both values.
     """
     for section, key in COMPARABILITY_KEYS:
+        if chunkers_may_differ and (section, key) == ("corpus", "chunker_id"):
+            continue
         va = getattr(getattr(a.manifest, section), key)
         vb = getattr(getattr(b.manifest, section), key)
         if va != vb:
