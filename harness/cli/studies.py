@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HarnessInputError
 
 
 @app.command("known-item")
@@ -18,6 +18,11 @@ def known_item(
         "100", help="Chunk size in words; a comma list (50,100,400) runs the sensitivity study."
     ),
     query_words: int = typer.Option(20, help="Query = the first N words of each chunk."),
+    chunker: str = typer.Option(
+        None,
+        "--chunker",
+        help="A registered chunker (md-legal-v1) instead of the md-words-v1 windows of --chunk-words.",
+    ),
     systems: str = typer.Option("bm25", help="Comma-separated: bm25, tfidf, vector (the first is system A)."),
     coverage: bool = typer.Option(False, "--coverage", help="Also run the coverage study on the outcomes."),
     reps: int = typer.Option(5000, help="Coverage: samples per design."),
@@ -45,6 +50,10 @@ def known_item(
     )
     try:
         sizes = _csv_ints(chunk_words, "--chunk-words")
+        if chunker is not None:
+            if len(sizes) > 1:
+                raise HarnessInputError("--chunker: runs one chunking; give it without a list of --chunk-words")
+            common["chunker"] = chunker
         if len(sizes) > 1:
             kind = "known-item-sensitivity"
             res = run_chunk_size_sensitivity(corpus, out, sizes=sizes, **common)
