@@ -240,3 +240,26 @@ def test_real_gold_set_resolution_reproduces_every_stored_chunk_id(tmp_path):
         assert [[e["chunk_id"] for e in items] for items in res.items[rec.qid]] == [
             [str(e.chunk_id) for e in g.evidence] for g in rec.gold_documents
         ], rec.qid
+
+
+def test_evaluate_scores_budget_metrics_only_with_the_corpus(long_case, tmp_path):
+    from harness.evaluation.pipeline import NO_EVIDENCE_NOTE, OMITTED_NOTES, evaluate_rankings
+
+    corpus, gs_dir = long_case
+    runs, work = tmp_path / "runs", tmp_path / "work"
+    p = run(gs_dir, corpus, ["bm25"], workdir=work, runs_dir=runs, run_id="r", options=RunOptions(bootstrap_reps=200))
+    trec = p / "trec" / "bm25.chunk.run"
+    opts = RunOptions(bootstrap_reps=200)
+    bare = evaluate_rankings(gs_dir, trec, runs_dir=runs, run_id="bare", options=opts)
+    full = evaluate_rankings(gs_dir, trec, runs_dir=runs, run_id="full", options=opts, corpus_dir=corpus, workdir=work)
+
+    def overall(path):
+        return json.loads((path / "summary.json").read_text())["systems"]["bm25"]["all"]["overall"]
+
+    ref, o_bare, o_full = overall(p), overall(bare), overall(full)
+    for b in (250, 500, 1000, 2000):
+        m = f"evidence_recall@{b}w"
+        assert o_bare[m]["mean"] is None and o_bare[m]["note"] == OMITTED_NOTES["not_applicable"] != NO_EVIDENCE_NOTE
+        assert o_full[m]["mean"] == ref[m]["mean"] is not None
+    assert o_bare["evidence_recall@10"]["mean"] == ref["evidence_recall@10"]["mean"]
+    assert json.loads((full / "manifest.json").read_text())["evidence"]["n_resolved"] == 5

@@ -130,6 +130,13 @@ def evaluate(
     runs_dir: Path = RUNS_DIR,
     run_id: str = typer.Option(None, "--run-id"),
     level: str = typer.Option(None, help="Force 'document' or 'chunk' for a TREC file."),
+    corpus: Path = typer.Option(
+        None,
+        "--corpus",
+        help="Corpus the chunk ids belong to: gives evidence_recall@<B>w the chunks' word counts and offsets "
+        "(without it those metrics are not applicable).",
+    ),
+    workdir: Path = WORKDIR,
     doc_depth: int = typer.Option(50),
     chunk_depth: int = typer.Option(200),
     clustering: str = typer.Option("components"),
@@ -146,7 +153,16 @@ def evaluate(
     fmt = output_format(fmt, as_json, out=out)
     opts = RunOptions(doc_depth=doc_depth, chunk_depth=chunk_depth, clustering=clustering, seed=seed, split=split)
     try:
-        path = evaluate_rankings(goldset, rankings, runs_dir=runs_dir, run_id=run_id, options=opts, level=level)
+        path = evaluate_rankings(
+            goldset,
+            rankings,
+            runs_dir=runs_dir,
+            run_id=run_id,
+            options=opts,
+            level=level,
+            corpus_dir=corpus,
+            workdir=workdir,
+        )
         rec = load_run(path)
     except HarnessError as exc:
         _fail(exc)

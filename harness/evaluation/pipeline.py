@@ -432,6 +432,8 @@ def evaluate_rankings(
     run_id: str | None = None,
     options: RunOptions | None = None,
     level: str | None = None,
+    corpus_dir: str | Path | None = None,
+    workdir: str | Path = ".harness",
 ) -> Path:
     """Score rankings produced by any other system and write a run record.
 
@@ -442,19 +444,34 @@ def evaluate_rankings(
             ..], "chunks": [[id, score], ..]}`` (either list may be absent).
         runs_dir, run_id, options: as for :func:`run`.
         level: force ``document`` or ``chunk`` for a TREC file.
+        corpus_dir: the corpus the chunk ids belong to (ingested under the gold set's chunker into ``workdir``):
+            gives the budget metrics their chunk word counts and offsets; ``None``: those metrics are not
+            applicable (mean ``None`` with a note).
+        workdir: derived files (with ``corpus_dir``).
 
     Returns:
         The run record's folder.
 
     Raises:
-        HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids.
+        HarnessInputError: unreadable or malformed rankings (``file:line: field``), unknown question ids; with
+            ``corpus_dir``, see :func:`check_goldset_against_corpus`.
     """
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)
     results = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records})
-    rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids)
+    evidence, extents = None, None
+    if corpus_dir is not None:
+        chunker_id = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
+        db_path, _cm, _created = ingest(corpus_dir, workdir, chunker_id=chunker_id)
+        with Corpus(db_path) as corpus:
+            check_goldset_against_corpus(goldset, corpus)
+            extents = chunk_extents(corpus)
+        evidence = resolve_evidence(goldset, scan_corpus(corpus_dir), chunker_id, workdir=workdir)
+    rows, summary, clusters_info = score_results(
+        goldset, results, options, slices=split_qids, evidence=evidence, extents=extents
+    )
     man = goldset.manifest
     return _write_record(
         runs_dir,
@@ -472,7 +489,11 @@ def evaluate_rankings(
             "chunker_id": man.chunker_version if man else None,
         },
         system_configs={s: {"system": s, "source": "external rankings"} for s in results},
-        extra={"rankings_file": str(rankings_path), **_split_extra(options)},
+        extra={
+            "rankings_file": str(rankings_path),
+            **({"evidence": evidence.info()} if evidence is not None else {}),
+            **_split_extra(options),
+        },
     )
 
 
