@@ -519,20 +519,25 @@ def test_every_named_list_is_declared_once_in_the_registry():
 
 def test_cli_compare_defaults_to_the_registry_compare_set(monkeypatch, tmp_path):
     """`harness compare A B` without --metrics compares METRIC_SETS["compare"] (it used to restate the list and lack
-    evidence_recall@20); --metrics still chooses."""
+    evidence_recall@20); --metrics still chooses. The CLI passes ``None`` ("the default list"), which compare_runs
+    reads as METRIC_SETS["compare"] (across chunkers it adapts that list: tests/test_cross_chunker.py)."""
     from typer.testing import CliRunner
 
     from harness.cli import app, judge
     from harness.evaluation import compare
 
     asked: list[tuple[str, ...]] = []
-    monkeypatch.setattr(compare, "compare_runs", lambda a, b, *, metrics, **kw: asked.append(tuple(metrics)))
+
+    def fake(a, b, *, metrics, **kw):
+        asked.append(None if metrics is None else tuple(metrics))
+
+    monkeypatch.setattr(compare, "compare_runs", fake)
     monkeypatch.setattr(judge, "emit", lambda *args, **kw: None)
     runner = CliRunner()
     assert runner.invoke(app, ["compare", str(tmp_path), str(tmp_path)]).exit_code == 0
     assert runner.invoke(app, ["compare", str(tmp_path), str(tmp_path), "--metrics", "mrr, precision@5"]).exit_code == 0
-    assert asked == [METRIC_SETS["compare"], ("mrr", "precision@5")]
-    assert "evidence_recall@20" in asked[0]
+    assert asked == [None, ("mrr", "precision@5")]
+    assert compare.DEFAULT_COMPARE_METRICS is METRIC_SETS["compare"] and "evidence_recall@20" in METRIC_SETS["compare"]
 
 
 def test_question_metrics_computes_exactly_the_ids_asked_for():
