@@ -64,6 +64,12 @@ BLOCKS: dict[str, Block] = {
         "40 min with the known-item populations cached under runs/coverage/populations (hours without)",
         "interval coverage over the known-item and synthetic populations; writes harness/stats/coverage_evidence.json",
     ),
+    "chunking": Block(
+        (sys.executable, "benchmarks/chunking.py", "--known-item"),
+        "self",
+        "10 min",
+        "md-words-v1 against md-legal-v1: document and word-budget evidence metrics, known-item study per chunking",
+    ),
 }
 
 _BEGIN = "<!-- BEGIN {name} -->"

@@ -393,7 +393,9 @@ def test_k_larger_than_corpus_is_clamped_and_recorded():
         "evidence_recall@5": 4,
     }
     assert r.metrics["recall@5"] == 1 and "recall@1" not in r.clamped
-    assert r.flags == {"evaluated_docs": True, "evaluated_chunks": True, "clamped": r.clamped}
+    # without chunk extents the budget family is omitted as not applicable (harness.metrics.budget)
+    assert r.omitted == {f"evidence_recall@{b}w": "not_applicable" for b in (250, 500, 1000, 2000)}
+    assert r.flags == {"evaluated_docs": True, "evaluated_chunks": True, "clamped": r.clamped, "omitted": r.omitted}
     assert question_metrics(rec, [], [], n_docs_in_corpus=1000).clamped == {}
 
 
@@ -421,7 +423,17 @@ def test_metric_spec_parse_and_ids():
         MetricSpec.parse("evidence_recall@5").level == "chunks" and MetricSpec.parse("evidence_mrr").level == "chunks"
     )
     assert str(MetricSpec.parse(" hit@5 ")) == "hit@5"
-    assert set(METRICS) == {"mrr", "recall", "all_hop", "hit", "ndcg", "precision", "evidence_recall", "evidence_mrr"}
+    assert set(METRICS) == {
+        "mrr",
+        "recall",
+        "all_hop",
+        "hit",
+        "ndcg",
+        "precision",
+        "evidence_recall",
+        "evidence_mrr",
+        "evidence_recall@w",  # evidence recall at a budget in words (harness.metrics.budget)
+    }
 
 
 @pytest.mark.parametrize(
@@ -454,10 +466,12 @@ def test_summary_ids_come_from_the_registry_and_equal_the_baseline_record():
         "ndcg@10",
         *[f"evidence_recall@{k}" for k in DEFAULT_KS],
         "evidence_mrr",
+        *[f"evidence_recall@{b}w" for b in (250, 500, 1000, 2000)],
     ]
     manifest = json.loads((BASELINE / "manifest.json").read_text())
     summary = json.loads((BASELINE / "summary.json").read_text())
-    assert summary_metric_ids(manifest["ks"]) == summary["metric_ids"]
+    # the baseline predates the budget family (issue 20): its ids are ours less the four budget ids, in order
+    assert summary_metric_ids(manifest["ks"]) == [*summary["metric_ids"], *METRIC_SETS["budget"]]
     assert summary_metric_ids((5, 3)) == [
         "mrr",
         "recall@5",
@@ -470,17 +484,20 @@ def test_summary_ids_come_from_the_registry_and_equal_the_baseline_record():
         "evidence_recall@5",
         "evidence_recall@3",
         "evidence_mrr",
+        *METRIC_SETS["budget"],
     ]
-    # the default per-question set is the summary set (ks sorted, repeats dropped)
-    assert list(question_metrics(REC, DOCS, CHUNKS, ks=(10, 1, 10)).metrics) == summary_metric_ids((1, 10))
+    # the default per-question set is the summary set (ks sorted, repeats dropped), less the budget family when no
+    # chunk extents are given (not applicable)
+    qr = question_metrics(REC, DOCS, CHUNKS, ks=(10, 1, 10))
+    assert [*qr.metrics, *qr.omitted] == summary_metric_ids((1, 10))
 
 
 def test_registry_entries_declare_level_k_and_a_documented_compute_function():
     for name, fam in METRICS.items():
-        assert fam.name == name and fam.level in ("docs", "chunks")
+        assert fam.key == name and fam.level in ("docs", "chunks")
         assert fam.description and fam.compute.__doc__
         assert fam.summary_ks is None or fam.takes_k
-        spec = MetricSpec(name, 3 if fam.takes_k else None)
+        spec = MetricSpec(fam.name, 3 if fam.takes_k else None, fam.unit)
         assert spec.level == fam.level
 
 
@@ -502,20 +519,25 @@ def test_every_named_list_is_declared_once_in_the_registry():
 
 def test_cli_compare_defaults_to_the_registry_compare_set(monkeypatch, tmp_path):
     """`harness compare A B` without --metrics compares METRIC_SETS["compare"] (it used to restate the list and lack
-    evidence_recall@20); --metrics still chooses."""
+    evidence_recall@20); --metrics still chooses. The CLI passes ``None`` ("the default list"), which compare_runs
+    reads as METRIC_SETS["compare"] (across chunkers it adapts that list: tests/test_cross_chunker.py)."""
     from typer.testing import CliRunner
 
     from harness.cli import app, judge
     from harness.evaluation import compare
 
     asked: list[tuple[str, ...]] = []
-    monkeypatch.setattr(compare, "compare_runs", lambda a, b, *, metrics, **kw: asked.append(tuple(metrics)))
+
+    def fake(a, b, *, metrics, **kw):
+        asked.append(None if metrics is None else tuple(metrics))
+
+    monkeypatch.setattr(compare, "compare_runs", fake)
     monkeypatch.setattr(judge, "emit", lambda *args, **kw: None)
     runner = CliRunner()
     assert runner.invoke(app, ["compare", str(tmp_path), str(tmp_path)]).exit_code == 0
     assert runner.invoke(app, ["compare", str(tmp_path), str(tmp_path), "--metrics", "mrr, precision@5"]).exit_code == 0
-    assert asked == [METRIC_SETS["compare"], ("mrr", "precision@5")]
-    assert "evidence_recall@20" in asked[0]
+    assert asked == [None, ("mrr", "precision@5")]
+    assert compare.DEFAULT_COMPARE_METRICS is METRIC_SETS["compare"] and "evidence_recall@20" in METRIC_SETS["compare"]
 
 
 def test_question_metrics_computes_exactly_the_ids_asked_for():

@@ -53,7 +53,7 @@ def compare(
     as_json: bool = JSON_ALIAS,
 ) -> None:
     """Paired differences B - A with clustered intervals, randomisation tests and win/tie/loss counts."""
-    from harness.evaluation.compare import DEFAULT_COMPARE_METRICS, compare_runs
+    from harness.evaluation.compare import compare_runs
     from harness.evaluation.runs import check_hashed
 
     fmt = output_format(fmt, as_json, out=out, kind="comparison")
@@ -61,7 +61,7 @@ def compare(
         metric = renamed(metric, [metrics_old] if metrics_old else [], new="--metric", old="--metrics")
         system_a = renamed(system_a, system_a_old, new="--baseline-system", old="--system-a")
         system_b = renamed(system_b, system_b_old, new="--candidate-system", old="--system-b")
-        ids = tuple(_metrics(metric, "")) or DEFAULT_COMPARE_METRICS
+        ids = tuple(_metrics(metric, "")) or None  # None: the default list (across chunkers, its budget form)
         for field, path in (("RUN_A", run_a), ("RUN_B", run_b)):
             check_hashed(path, allow_unhashed=allow_unhashed, field=field)
         rep = compare_runs(

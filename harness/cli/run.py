@@ -95,6 +95,12 @@ def run(
         "sign", help="Default vector bits: sign (value > 0) or centered (value > the slice's mean; vector:binarize=B)."
     ),
     split: str = SPLIT,
+    chunker: str = typer.Option(
+        None,
+        "--chunker",
+        help="Chunker to run under (e.g. md-legal-v1; default: the gold set's own). The evidence chunks are derived "
+        "from the gold set's quotes; the corpus is ingested and indexed for that chunker.",
+    ),
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
@@ -117,6 +123,7 @@ def run(
             bootstrap_reps=bootstrap_reps,
             system_defaults={"vector": vector},
             split=split,
+            chunker=chunker,
         )
         path = do_run(
             goldset,
@@ -147,7 +154,8 @@ def evaluate(
         "--corpus",
         help="Corpus the rankings come from: check the gold set's quotes, chunk ids and documents against it (as "
         "run does; without it only the records hash and the structural rules are checked) and warn, with counts, "
-        "about ranked ids it does not hold.",
+        "about ranked ids it does not hold; gives evidence_recall@<B>w its chunk word counts and offsets (without "
+        "it those metrics are not applicable).",
     ),
     workdir: Path = WORKDIR,
     runs_dir: Path = RUNS_DIR,

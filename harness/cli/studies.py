@@ -8,7 +8,7 @@ import typer
 
 from harness.cli._checks import at_least, int_list
 from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format, renamed
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HarnessInputError
 
 
 @app.command("known-item")
@@ -21,6 +21,11 @@ def known_item(
         callback=int_list(1),
     ),
     query_words: int = typer.Option(20, help="Query = the first N words of each chunk.", callback=at_least(1)),
+    chunker: str = typer.Option(
+        None,
+        "--chunker",
+        help="A registered chunker (md-legal-v1) instead of the md-words-v1 windows of --chunk-words.",
+    ),
     systems: str = typer.Option("bm25", help="Comma-separated: bm25, tfidf, vector (the first is system A)."),
     coverage: bool = typer.Option(False, "--coverage", help="Also run the coverage study on the outcomes."),
     reps: int = typer.Option(5000, help="Coverage: samples per design (>= 10).", callback=at_least(10)),
@@ -54,6 +59,10 @@ def known_item(
     )
     try:
         sizes = _csv_ints(chunk_words, "--chunk-words")
+        if chunker is not None:
+            if len(sizes) > 1:
+                raise HarnessInputError("--chunker: runs one chunking; give it without a list of --chunk-words")
+            common["chunker"] = chunker
         if len(sizes) > 1:
             kind = "known-item-sensitivity"
             res = run_chunk_size_sensitivity(corpus, out, sizes=sizes, **common)

@@ -24,6 +24,7 @@ import numpy as np
 
 from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
+from harness.evaluation.chunkers import metrics_across_chunkers
 from harness.evaluation.gate import judge
 from harness.evaluation.pairing import check_split, level_available, paired_values, pick_pairs
 from harness.evaluation.regressions import regressed_questions
@@ -131,7 +132,7 @@ def compare_runs(
     run_a: str | Path | RunRecord,
     run_b: str | Path | RunRecord,
     *,
-    metrics: tuple[str, ...] = DEFAULT_COMPARE_METRICS,
+    metrics: Sequence[str] | None = None,
     system_a: str | None = None,
     system_b: str | None = None,
     level: float = 0.95,
@@ -144,7 +145,8 @@ def compare_runs(
     Args:
         run_a, run_b: run record folders (or loaded records). They may be the same folder, in which case its
             first system is compared with each of the others.
-        metrics: metric ids.
+        metrics: metric ids; ``None``: :data:`DEFAULT_COMPARE_METRICS` (across chunkers: less the chunk-count
+            metrics, plus the budget metrics; :func:`harness.evaluation.chunkers.metrics_across_chunkers`).
         system_a, system_b: systems to compare when a run holds several.
         level: interval level.
         reps: randomisation-test sign flips (exact enumeration when 2**clusters <= reps).
@@ -164,7 +166,8 @@ def compare_runs(
     check_split(split)
     a = run_a if isinstance(run_a, RunRecord) else load_run(run_a)
     b = run_b if isinstance(run_b, RunRecord) else load_run(run_b)
-    check_comparable(a, b)
+    check_comparable(a, b, chunkers_may_differ=True)
+    metrics = metrics_across_chunkers(a, b, metrics, DEFAULT_COMPARE_METRICS)
     pairs = pick_pairs(a, b, system_a, system_b)
     method = default_method("paired")
     out: list[MetricComparison] = []

@@ -41,6 +41,7 @@ from scipy import stats as sps
 from harness import __version__
 from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
+from harness.evaluation.chunkers import metrics_across_chunkers
 from harness.evaluation.pairing import PairedValues, level_available, paired_values, pick_pairs
 from harness.evaluation.power import plan_clusters
 from harness.evaluation.regressions import regressed_questions
@@ -404,7 +405,8 @@ def gate(
     guard_list = _as_guards(guards)
     a = baseline if isinstance(baseline, RunRecord) else load_run(baseline)
     b = candidate if isinstance(candidate, RunRecord) else load_run(candidate)
-    check_comparable(a, b)
+    check_comparable(a, b, chunkers_may_differ=True)
+    metrics_across_chunkers(a, b, [*metrics, *[g.metric for g in guard_list if g.metric]], (), option="--metric")
     sa, sb = _pair(a, b, system_baseline, system_candidate)
     method = default_method("paired")
     checks: list[GateCheck] = []

@@ -6,6 +6,7 @@ intervals -> run record.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -16,12 +17,14 @@ from pydantic import BaseModel
 
 from harness import __version__
 from harness.corpus.chunker import CHUNKERS
-from harness.corpus.ingest import ingest
+from harness.corpus.ingest import ingest, scan_corpus
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
+from harness.evaluation.evidence import EvidenceResolution, chunk_extents, resolve_evidence
 from harness.evaluation.pairing import check_split
 from harness.evaluation.runs import (
     RUN_SCHEMA_VERSION,
+    check_run_id,
     default_run_id,
     git_commit,
     library_versions,
@@ -30,8 +33,7 @@ from harness.evaluation.runs import (
 from harness.evaluation.trec import KnownIds, read_rankings, trec_qrels_lines, trec_run_lines
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
-from harness.io import OUTPUT_MARKER, is_harness_output
-from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
+from harness.metrics import ChunkExtent, MetricSpec, aggregate, question_metrics, summary_metric_ids
 from harness.progress import stage
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
@@ -47,6 +49,12 @@ NO_EVIDENCE_NOTE = (
     "metrics are undefined"
 )
 """The summary note of a chunk-level metric over questions none of which cites evidence (mean ``None``, not 0)."""
+OMITTED_NOTES = {
+    "not_applicable": "not applicable: the chunks' word counts and offsets are unknown (external rankings scored "
+    "without --corpus)",
+    "no_quotes": "not applicable: no question of the slice has a located quote",
+}
+"""The summary note of a metric that no question of a slice has a value for, by omission reason."""
 
 
 @dataclass
@@ -65,6 +73,8 @@ class RunOptions:
         split: ``all`` (default), ``dev`` or ``test``: the questions the tables show. Every question is still
             scored and recorded (so the record stays comparable); the summary gains the split as a slice and the
             manifest records ``split`` (:func:`split_slice`).
+        chunker: the chunker to run under (``md-legal-v1``...); ``None``: the gold set's own. Under another
+            chunker the evidence chunks are derived from the quotes (:mod:`harness.evaluation.evidence`).
     """
 
     doc_depth: int = DEFAULT_DOC_DEPTH
@@ -76,6 +86,7 @@ class RunOptions:
     level: float = 0.95
     system_defaults: Mapping[str, BaseModel] = field(default_factory=dict)
     split: str = "all"
+    chunker: str | None = None
 
 
 def split_slice(goldset: GoldSet, split: str) -> dict[str, set[str]]:
@@ -112,6 +123,8 @@ def score_results(
     n_docs: int | None = None,
     n_chunks: int | None = None,
     slices: dict[str, set[str]] | None = None,
+    evidence: EvidenceResolution | None = None,
+    extents: Mapping[str, ChunkExtent] | None = None,
 ) -> tuple[list[dict], dict, dict]:
     """Per-question metrics, summaries and intervals for every system.
 
@@ -121,11 +134,16 @@ def score_results(
         options: depths, ks, clustering, seed.
         n_docs, n_chunks: corpus sizes (depths larger than these are clamped and recorded).
         slices: extra question subsets to summarise (``{"covered": {qid, ...}}``); ``all`` is always there.
+        evidence: the located quotes (the budget family's ``E_q``); ``None``: no question has quoted evidence.
+        extents: ``{chunk id: ChunkExtent}`` of the corpus; ``None``: the budget family is not applicable (its means
+            are ``None`` with a note from :data:`OMITTED_NOTES`).
 
     Returns:
         ``(per_question_rows, summary, clusters_info)``. A chunk-level metric of a slice in which no question cites
         evidence (a documents-only gold set) has mean ``None``, no intervals and :data:`NO_EVIDENCE_NOTE` in the
-        summary; its per-question values stay 0 and are listed as undefined.
+        summary; its per-question values stay 0 and are listed as undefined. A metric omitted for some questions
+        (:attr:`harness.metrics.QuestionResult.omitted`) is summarised over the others, the note saying how many
+        were excluded.
     """
     clusters = question_clusters(goldset.records, options.clustering)
     by_id = goldset.by_id()
@@ -151,6 +169,8 @@ def score_results(
                 ks=options.ks,
                 n_docs_in_corpus=n_docs,
                 n_chunks_in_corpus=n_chunks,
+                quoted=evidence.quoted_evidence(rec.qid) if evidence is not None else None,
+                extents=extents,
             )
             qres.append(qr)
             rows.append(
@@ -180,13 +200,17 @@ def score_results(
             agg = aggregate(sel, measured or metric_ids)
             y_cl = [clusters[q.qid] for q in sel]
             overall = {}
-            enough = len(set(y_cl)) >= 2
             cites_evidence = any(by_id[q.qid].evidence_chunks() for q in sel)
             for m in metric_ids:
-                y = [q.metrics[m] for q in sel]
+                kept = [q for q in sel if m not in q.omitted]
+                y = [q.metrics[m] for q in kept]
                 level = MetricSpec.parse(m).level
-                if level == "chunks" and not cites_evidence:
+                if level == "chunks" and not cites_evidence:  # a documents-only set: undefined, whatever else
                     overall[m] = {"mean": None, "intervals": {}, "note": NO_EVIDENCE_NOTE}
+                    continue
+                if not kept:
+                    why = next(iter({q.omitted[m] for q in sel} - {"no_quotes"}), "no_quotes")
+                    overall[m] = {"mean": None, "intervals": {}, "note": OMITTED_NOTES[why]}
                     continue
                 if not levels[level]:
                     overall[m] = {
@@ -197,14 +221,21 @@ def score_results(
                         + " rankings",
                     }
                     continue
-                if enough:
-                    ivs = all_intervals(y, y_cl, level=options.level, B=options.bootstrap_reps, seed=options.seed)
+                m_cl = [clusters[q.qid] for q in kept]
+                m_enough = len(set(m_cl)) >= 2
+                if m_enough:
+                    ivs = all_intervals(y, m_cl, level=options.level, B=options.bootstrap_reps, seed=options.seed)
                     intervals = {k: v.to_dict() for k, v in ivs.items()}
                 else:
                     intervals = {}
                 overall[m] = {"mean": agg["overall"][m], "intervals": intervals}
-                if not enough:
-                    overall[m]["note"] = "no interval: the slice holds fewer than 2 clusters"
+                notes = []
+                if len(kept) < len(sel):
+                    notes.append(f"{len(sel) - len(kept)} of {len(sel)} questions excluded (no located quote)")
+                if not m_enough:
+                    notes.append("no interval: the slice holds fewer than 2 clusters")
+                if notes:
+                    overall[m]["note"] = "; ".join(notes)
             sys_summary[slice_name] = {
                 "levels": levels,
                 "n_questions": len(sel),
@@ -279,12 +310,15 @@ def run(
     t0 = time.perf_counter()
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)
-    chunker_id = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
-    if chunker_id not in CHUNKERS:
+    own_chunker = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
+    if own_chunker not in CHUNKERS:
         raise HarnessInputError(
-            f"{goldset.manifest_path}: field chunker_version: unknown chunker {chunker_id!r} "
+            f"{goldset.manifest_path}: field chunker_version: unknown chunker {own_chunker!r} "
             f"(known: {', '.join(sorted(CHUNKERS))}); this gold set cannot be run on a corpus here"
         )
+    chunker_id = options.chunker or own_chunker
+    if chunker_id not in CHUNKERS:
+        raise HarnessInputError(f"--chunker: unknown chunker {chunker_id!r} (known: {', '.join(sorted(CHUNKERS))})")
     db_path, cmanifest, created = ingest(corpus_dir, workdir, chunker_id=chunker_id, progress=progress)
     timings["ingest"] = round(time.perf_counter() - t0, 3)
     say(
@@ -294,7 +328,18 @@ def run(
     )
     corpus = Corpus(db_path)
     try:
-        check_before_scoring(goldset, CorpusView.from_database(corpus))
+        if chunker_id == own_chunker:
+            check_before_scoring(goldset, CorpusView.from_database(corpus))
+        else:  # the gold set's chunk ids are its own chunker's: its rules are checked on that chunking
+            where = str(goldset.manifest_path or goldset.records_path)
+            with scoring_view(corpus_dir, own_chunker, workdir, where=where) as view:
+                check_before_scoring(goldset, view)
+        t_ev = time.perf_counter()
+        evidence = resolve_evidence(goldset, scan_corpus(corpus_dir), chunker_id, workdir=workdir)
+        if chunker_id != own_chunker:
+            goldset = dataclasses.replace(goldset, records=evidence.records(goldset))
+        extents = chunk_extents(corpus)
+        timings["evidence"] = round(time.perf_counter() - t_ev, 3)
         sysset = SystemSet(plan, corpus, Path(workdir), progress=progress, log=say)
         queries = [r.question for r in goldset.records]
         qids = [r.qid for r in goldset.records]
@@ -309,6 +354,8 @@ def run(
                 n_docs=cmanifest.n_documents,
                 n_chunks=cmanifest.n_chunks,
                 slices={**sysset.slices(goldset), **split_qids},
+                evidence=evidence,
+                extents=extents,
             )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
         say(
@@ -332,6 +379,7 @@ def run(
                 "coverage": sysset.coverage_info(goldset),
                 "timings_s": timings,
                 "index_bytes": sysset.index_bytes(),
+                "evidence": evidence.info(),
                 **_split_extra(options),
             },
             overwrite=overwrite,
@@ -391,10 +439,12 @@ def evaluate_rankings(
         corpus_dir: optional: the corpus the rankings come from. The gold set is first checked as ``run`` checks it
             (corpus identity, gold document ids, corpus rules V001-V005, on the database ingested in ``workdir`` if
             there is one, else on the cited documents of the folder); then the corpus is ingested into ``workdir``
-            if need be, the ids are checked against every document and chunk it holds (ids it does not hold are
-            warned about, with counts) and depths clamped to its size. Without it only the records hash and the
-            structural rules are checked (``log`` gets one line naming what was skipped) and ids are checked
-            against the gold set's (:class:`~harness.evaluation.trec.KnownIds`).
+            under the gold set's chunker if need be, the ids are checked against every document and chunk it holds
+            (ids it does not hold are warned about, with counts), depths are clamped to its size, and the budget
+            metrics get their chunk word counts and offsets. Without it only the records hash and the structural
+            rules are checked (``log`` gets one line naming what was skipped), ids are checked against the gold
+            set's (:class:`~harness.evaluation.trec.KnownIds`) and the budget metrics are not applicable (mean
+            ``None`` with a note).
         workdir: derived files of ``corpus_dir``.
         log: receives the line naming what was not checked.
 
@@ -430,13 +480,17 @@ def evaluate_rankings(
         "chunker_id": man.chunker_version if man else None,
     }
     known, sizes = KnownIds.of_goldset(goldset), {}
+    evidence, extents = None, None
     if corpus_dir is not None:
-        known, corpus_info = _corpus_ids(goldset, corpus_dir, workdir)
+        known, corpus_info, extents = _corpus_ids(goldset, corpus_dir, workdir)
         sizes = {"n_docs": corpus_info["n_documents"], "n_chunks": corpus_info["n_chunks"]}
+        evidence = resolve_evidence(goldset, scan_corpus(corpus_dir), corpus_info["chunker_id"], workdir=workdir)
     imported = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records}, known_ids=known)
     results = imported.results
     with stage("metrics and intervals", enabled=progress):
-        rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids, **sizes)
+        rows, summary, clusters_info = score_results(
+            goldset, results, options, slices=split_qids, evidence=evidence, extents=extents, **sizes
+        )
     if imported.warnings:
         summary["warnings"] = imported.warnings
     return _write_record(
@@ -451,14 +505,21 @@ def evaluate_rankings(
         kind="evaluate",
         corpus=corpus_info,
         system_configs={s: {"system": s, "source": "external rankings"} for s in results},
-        extra={"rankings_file": str(rankings_path), **_split_extra(options)},
+        extra={
+            "rankings_file": str(rankings_path),
+            **({"evidence": evidence.info()} if evidence is not None else {}),
+            **_split_extra(options),
+        },
         overwrite=overwrite,
     )
 
 
-def _corpus_ids(goldset: GoldSet, corpus_dir: str | Path, workdir: str | Path) -> tuple[KnownIds, dict]:
-    """Every document and chunk id of ``corpus_dir`` (ingested with the gold set's chunker) and its manifest (the gold
-    set has been checked against the corpus before: :func:`harness.validate.scoring.check_before_scoring`)."""
+def _corpus_ids(
+    goldset: GoldSet, corpus_dir: str | Path, workdir: str | Path
+) -> tuple[KnownIds, dict, dict[str, ChunkExtent]]:
+    """Every document and chunk id of ``corpus_dir`` (ingested with the gold set's chunker), its manifest and its
+    chunk extents (:func:`~harness.evaluation.evidence.chunk_extents`; the gold set has been checked against the
+    corpus before: :func:`harness.validate.scoring.check_before_scoring`)."""
     chunker_id = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
     if chunker_id not in CHUNKERS:
         raise HarnessInputError(f"{goldset.manifest_path}: field chunker_version: unknown chunker {chunker_id!r}")
@@ -471,30 +532,10 @@ def _corpus_ids(goldset: GoldSet, corpus_dir: str | Path, workdir: str | Path) -
             f"corpus {cmanifest.corpus_id}",
             complete=True,
         )
+        extents = chunk_extents(corpus)
     finally:
         corpus.close()
-    return known, {**cmanifest.to_dict(), "db": str(db_path)}
-
-
-def check_run_id(runs_dir: str | Path, run_id: str, *, overwrite: bool = False) -> None:
-    """Refuse, before any work, a run id whose record cannot be written: one that exists (without ``overwrite``),
-    or that exists and is not a folder harness wrote (no output marker; :func:`harness.io.is_harness_output`).
-
-    Raises:
-        HarnessInputError: one line naming the folder and what to do (exit 2).
-    """
-    final = Path(runs_dir) / run_id
-    if not (final.exists() or final.is_symlink()):
-        return
-    if not overwrite:
-        raise HarnessInputError(
-            f"--run-id {final}: run id exists already; refusing to overwrite (give --overwrite to replace a run "
-            "record harness wrote, or choose another --run-id)"
-        )
-    if not is_harness_output(final):
-        raise HarnessInputError(
-            f"--run-id {final}: not a run record harness wrote (no {OUTPUT_MARKER}); refusing to overwrite it"
-        )
+    return known, {**cmanifest.to_dict(), "db": str(db_path)}, extents
 
 
 def _write_record(

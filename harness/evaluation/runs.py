@@ -47,12 +47,13 @@ from harness.evaluation.record import (
     upgrade_v1,
     validated,
 )
-from harness.io import atomic_directory, read_jsonl, sha256_file, stderr_notice
+from harness.io import OUTPUT_MARKER, atomic_directory, is_harness_output, read_jsonl, sha256_file, stderr_notice
 
 __all__ = [
     "RUN_SCHEMA_VERSION",
     "RunRecord",
     "check_comparable",
+    "check_run_id",
     "check_hashed",
     "default_run_id",
     "git_commit",
@@ -282,7 +283,8 @@ class RunRecord:
         return [r for r in self.per_question if r.system == system]
 
     def metric_vector(self, system: str, metric: str) -> dict[str, float]:
-        """``{qid: value}`` of one metric for one system (every question of the gold set).
+        """``{qid: value}`` of one metric for one system (every question of the gold set, less those the metric is
+        omitted for: ``flags["omitted"]``, e.g. a question without a located quote for ``evidence_recall@1000w``).
 
         Raises:
             HarnessInputError: the system or the metric is not in the run.
@@ -291,6 +293,8 @@ class RunRecord:
         for row in self.per_question:
             if row.system == system:
                 if metric not in row.metrics:
+                    if metric in (row.flags.get("omitted") or {}):
+                        continue
                     raise HarnessInputError(f"{self.path}: metric {metric!r} not in run (system {system})")
                 out[row.qid] = float(row.metrics[metric])
         if not out:
@@ -386,17 +390,43 @@ COMPARABILITY_KEYS = (
 )
 
 
-def check_comparable(a: RunRecord, b: RunRecord) -> None:
+def check_comparable(a: RunRecord, b: RunRecord, *, chunkers_may_differ: bool = False) -> None:
     """Refuse runs that cannot be compared question by question.
+
+    ``chunkers_may_differ``: the chunker id is not checked (a comparison across chunkers, whose metric list
+    :func:`harness.evaluation.chunkers.metrics_across_chunkers` restricts).
 
     Raises:
         IncomparableError: one line naming the first differing field (gold-set sha256, corpus hash, chunker id or
             depths) and both values.
     """
     for section, key in COMPARABILITY_KEYS:
+        if chunkers_may_differ and (section, key) == ("corpus", "chunker_id"):
+            continue
         va = getattr(getattr(a.manifest, section), key)
         vb = getattr(getattr(b.manifest, section), key)
         if va != vb:
             raise IncomparableError(
                 f"runs not comparable: {section}.{key} differs ({a.path.name}: {va!r}; {b.path.name}: {vb!r})"
             )
+
+
+def check_run_id(runs_dir: str | Path, run_id: str, *, overwrite: bool = False) -> None:
+    """Refuse, before any work, a run id whose record cannot be written: one that exists (without ``overwrite``),
+    or that exists and is not a folder harness wrote (no output marker; :func:`harness.io.is_harness_output`).
+
+    Raises:
+        HarnessInputError: one line naming the folder and what to do (exit 2).
+    """
+    final = Path(runs_dir) / run_id
+    if not (final.exists() or final.is_symlink()):
+        return
+    if not overwrite:
+        raise HarnessInputError(
+            f"--run-id {final}: run id exists already; refusing to overwrite (give --overwrite to replace a run "
+            "record harness wrote, or choose another --run-id)"
+        )
+    if not is_harness_output(final):
+        raise HarnessInputError(
+            f"--run-id {final}: not a run record harness wrote (no {OUTPUT_MARKER}); refusing to overwrite it"
+        )

@@ -48,7 +48,7 @@ from harness.validate.contract import Contract, load_contract, major_of
 from harness.validate.corpusview import CorpusView, DocChunks, common_heading_path, open_corpus
 from harness.validate.quotes import Occurrence, check_quote, closest_chunk, quote_occurrences
 
-__all__ = ["DraftRecord", "ResolveError", "Resolved", "resolve_goldset", "resolve_records"]
+__all__ = ["DraftRecord", "ResolveError", "Resolved", "choose_occurrence", "resolve_goldset", "resolve_records"]
 
 
 class DraftEvidence(Evidence):
@@ -116,8 +116,17 @@ def _hint(ev: DraftEvidence, doc: DocChunks) -> int | None:
     return None
 
 
-def _choose(occs: list[Occurrence], hint: int | None) -> tuple[Occurrence, str | None]:
-    """The occurrence to cite and, when the choice was not forced, why (module docstring, step 1)."""
+def choose_occurrence(occs: list[Occurrence], hint: int | None) -> tuple[Occurrence, str | None]:
+    """The occurrence to cite (module docstring, step 1) and, when the choice was not forced, why.
+
+    Args:
+        occs: the quote's occurrences (:func:`harness.validate.quotes.quote_occurrences`; not empty).
+        hint: the chunk index the evidence item names, or ``None``.
+
+    Returns:
+        ``(occurrence, reason or None)``: the occurrence containing chunk ``hint``, else the first inside a single
+        chunk, else the first. Also used by :mod:`harness.evaluation.evidence` (one quote matcher in the project).
+    """
     if len(occs) == 1:
         return occs[0], None
     where = ", ".join(" + ".join(c.chunk_id for c in o.chunks) for o in occs[:4]) + (", ..." if len(occs) > 4 else "")
@@ -155,7 +164,7 @@ def _resolve_quote(
             f"{doc.chunks[k].chunk_id} (similarity {cm['similarity']:.2f}): {qc.message}"
         )
         return None
-    occ, why = _choose(occs, _hint(ev, doc))
+    occ, why = choose_occurrence(occs, _hint(ev, doc))
     out.quotes += 1
     if len(occ.chunks) == 1:
         c = occ.chunks[0]

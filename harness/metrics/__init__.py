@@ -30,7 +30,15 @@ id                     level   definition (rank counted from 1 in the canonical 
 ``evidence_recall@k``  chunks  share of the record's evidence chunks (``GoldRecord.evidence_chunks()``)
                                within the top k of the chunk ranking.
 ``evidence_mrr``       chunks  1/rank of the first evidence chunk within ``chunk_depth``, else 0.
+``evidence_recall@Bw`` chunks  share of the question's quoted evidence characters covered by the longest prefix
+                               of the chunk ranking that fits a budget of B words (no skipping, no truncated
+                               chunk; :mod:`~harness.metrics.budget`). Comparable across chunkers; summarised at
+                               B = 250, 500, 1000, 2000. A question without a located quote is excluded (no value,
+                               counted); without chunk extents the family is not applicable.
 =====================  ======  ==============================================================================
+
+Across chunkers: ``evidence_recall@k`` and ``evidence_mrr`` count chunks, so their values under two chunkers are
+not comparable (:attr:`MetricFamily.cross_chunker` is false); every other family is.
 
 Relevance (see :mod:`harness.metrics.relevance`): a gold document is *satisfied* at rank r when it, or one of its
 ``alternatives``, is at rank r; its rank is the best (smallest) rank among itself and its alternatives. Grade 2
@@ -50,13 +58,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import MetricError
 from harness.goldset.schema import CATEGORIES, GoldRecord
-from harness.metrics import documents, evidence, precision
+from harness.metrics import budget, documents, evidence, precision
+from harness.metrics.quoted import ChunkExtent, QuotedEvidence
 from harness.metrics.relevance import ChunkJudgement, Clamp, DocumentJudgement, Level, positive_int
 from harness.ranking import canonical_ranking
 
@@ -64,11 +73,13 @@ __all__ = [
     "DEFAULT_KS",
     "METRICS",
     "METRIC_SETS",
+    "ChunkExtent",
     "Level",
     "MetricError",
     "MetricFamily",
     "MetricSpec",
     "QuestionResult",
+    "QuotedEvidence",
     "aggregate",
     "canonical_ranking",
     "parse_metrics",
@@ -100,6 +111,13 @@ class MetricFamily:
             :attr:`QuestionResult.undefined`); ``None``: always defined.
         summary: whether run summaries include the family (:func:`summary_metric_ids`).
         summary_ks: the summarised cut-offs when they are fixed (``ndcg``: 10); ``None``: the run's ks.
+        unit: the suffix of the cut-off in ids: ``""`` for a rank cut-off (``recall@10``), ``"w"`` for a budget
+            in words (``evidence_recall@1000w``); a unit family is not bounded by the ranking depth nor clamped
+            to the corpus size. The registry key of a family is :attr:`key`.
+        omitted: ``omitted(judgement) -> reason | None``: the question gets *no value* (the reason is recorded in
+            :attr:`QuestionResult.omitted`; ``"not_applicable"`` or an exclusion such as ``"no_quotes"``) and means
+            run over the other questions; ``None``: never omitted.
+        cross_chunker: whether values under two chunkers are comparable (false for the chunk-count families).
     """
 
     name: str
@@ -109,6 +127,14 @@ class MetricFamily:
     undefined: Callable[[Any], bool] | None = None
     summary: bool = True
     summary_ks: tuple[int, ...] | None = None
+    unit: str = ""
+    omitted: Callable[[Any], str | None] | None = None
+    cross_chunker: bool = True
+
+    @property
+    def key(self) -> str:
+        """The registry key: ``name``, or ``name@<unit>`` for a unit family (``evidence_recall@w``)."""
+        return f"{self.name}@{self.unit}" if self.unit else self.name
 
     @property
     def description(self) -> str:
@@ -117,7 +143,7 @@ class MetricFamily:
 
 
 METRICS: dict[str, MetricFamily] = {
-    f.name: f
+    f.key: f
     for f in (
         MetricFamily("mrr", "docs", documents.mrr),
         MetricFamily("recall", "docs", documents.recall, takes_k=True, undefined=documents.no_required),
@@ -128,14 +154,30 @@ METRICS: dict[str, MetricFamily] = {
             "precision", "docs", precision.precision, takes_k=True, undefined=precision.no_gold, summary=False
         ),
         MetricFamily(
-            "evidence_recall", "chunks", evidence.evidence_recall, takes_k=True, undefined=evidence.no_evidence
+            "evidence_recall",
+            "chunks",
+            evidence.evidence_recall,
+            takes_k=True,
+            undefined=evidence.no_evidence,
+            cross_chunker=False,
         ),
-        MetricFamily("evidence_mrr", "chunks", evidence.evidence_mrr, undefined=evidence.no_evidence),
+        MetricFamily(
+            "evidence_mrr", "chunks", evidence.evidence_mrr, undefined=evidence.no_evidence, cross_chunker=False
+        ),
+        MetricFamily(
+            "evidence_recall",
+            "chunks",
+            budget.evidence_recall_at_budget,
+            takes_k=True,
+            summary_ks=budget.BUDGETS,
+            unit="w",
+            omitted=budget.omitted,
+        ),
     )
 }
-"""The metric registry: ``{family name: MetricFamily}``, in display order."""
+"""The metric registry: ``{family key: MetricFamily}`` (:attr:`MetricFamily.key`), in display order."""
 
-_METRIC_RE = re.compile(r"([a-z_]+)(?:@([0-9]+))?")
+_METRIC_RE = re.compile(r"([a-z_]+)(?:@([0-9]+)([a-z]*))?")
 
 
 @dataclass(frozen=True)
@@ -143,17 +185,20 @@ class MetricSpec:
     """One metric id such as ``recall@10`` or ``mrr``.
 
     Attributes:
-        name: family name, a key of :data:`METRICS`.
+        name: family name (the id before ``@``).
         k: the cut-off (>= 1) for families that take one, else ``None``.
+        unit: the cut-off's unit suffix (``"w"``: a budget in words, ``evidence_recall@1000w``), ``""`` for a rank.
     """
 
     name: str
     k: int | None = None
+    unit: str = ""
 
     def __post_init__(self) -> None:
-        info = METRICS.get(self.name)
+        info = METRICS.get(f"{self.name}@{self.unit}" if self.unit else self.name)
         if info is None:
-            raise MetricError(f"unknown metric {self.name!r}; known: {_known()}")
+            shown = f"{self.name}@{self.k}{self.unit}" if self.unit else self.name
+            raise MetricError(f"unknown metric {shown!r}; known: {_known()}")
         if info.takes_k and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
             raise MetricError(f"metric {self.name!r} needs a cut-off k >= 1 ({self.name}@10), got {self.k!r}")
         if not info.takes_k and self.k is not None:
@@ -171,24 +216,31 @@ class MetricSpec:
         m = _METRIC_RE.fullmatch(text.strip()) if isinstance(text, str) else None
         if m is None:
             raise MetricError(f"malformed metric id {text!r}; expected e.g. 'recall@10' or 'mrr'; known: {_known()}")
-        return cls(m.group(1), None if m.group(2) is None else int(m.group(2)))
+        return cls(m.group(1), None if m.group(2) is None else int(m.group(2)), m.group(3) or "")
 
     @property
     def id(self) -> str:
-        """The canonical id: ``name@k`` or ``name``."""
-        return self.name if self.k is None else f"{self.name}@{self.k}"
+        """The canonical id: ``name@k<unit>`` or ``name``."""
+        return self.name if self.k is None else f"{self.name}@{self.k}{self.unit}"
+
+    @property
+    def family(self) -> MetricFamily:
+        """The registry entry of the id."""
+        return METRICS[f"{self.name}@{self.unit}" if self.unit else self.name]
 
     @property
     def level(self) -> Level:
         """``"docs"`` or ``"chunks"``: the ranking the metric reads."""
-        return METRICS[self.name].level
+        return self.family.level
 
     def __str__(self) -> str:
         return self.id
 
 
 def _known() -> str:
-    return ", ".join(f"{n}@k" if i.takes_k else n for n, i in METRICS.items())
+    return ", ".join(
+        f"{i.name}@B{i.unit}" if i.unit else f"{i.name}@k" if i.takes_k else i.name for i in METRICS.values()
+    )
 
 
 def parse_metrics(ids: Iterable[str | MetricSpec]) -> list[MetricSpec]:
@@ -208,14 +260,14 @@ def summary_metric_ids(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
 
     Every family with ``summary`` set, at its fixed ``summary_ks`` or else at ``ks`` (in the order given);
     with the default ks: ``mrr``, ``recall@{1,5,10,20}``, ``all_hop@…``, ``hit@…``, ``ndcg@10``,
-    ``evidence_recall@…``, ``evidence_mrr``.
+    ``evidence_recall@…``, ``evidence_mrr``, ``evidence_recall@{250,500,1000,2000}w``.
     """
     ids: list[str] = []
     for fam in METRICS.values():
         if not fam.summary:
             continue
         if fam.takes_k:
-            ids += [f"{fam.name}@{k}" for k in (fam.summary_ks if fam.summary_ks is not None else ks)]
+            ids += [f"{fam.name}@{k}{fam.unit}" for k in (fam.summary_ks if fam.summary_ks is not None else ks)]
         else:
             ids.append(fam.name)
     return ids
@@ -227,11 +279,13 @@ METRIC_SETS: dict[str, tuple[str, ...]] = {
     "terminal_evidence": ("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@20"),
     "report_table": ("mrr", "recall@5", "recall@10", "all_hop@10", "ndcg@10", "evidence_recall@10", "evidence_mrr"),
     "forest": ("mrr", "recall@10", "all_hop@10", "evidence_recall@10"),
+    "budget": tuple(f"evidence_recall@{b}w" for b in budget.BUDGETS),
 }
 """Named metric lists, declared once: ``compare`` (``harness compare`` and its CLI default), ``terminal`` and
 ``terminal_evidence`` (the run tables printed by ``harness run``), ``report_table`` (HTML and Markdown report
-tables), ``forest`` (the report's paired-difference forest). Each is a subset of :func:`summary_metric_ids` at
-:data:`DEFAULT_KS`, so a default run summarises every metric they show."""
+tables), ``forest`` (the report's paired-difference forest), ``budget`` (evidence recall at the summarised context
+budgets; what ``compare`` adds to its default list when two runs differ in chunker). Each is a subset of
+:func:`summary_metric_ids` at :data:`DEFAULT_KS`, so a default run summarises every metric they show."""
 
 for _name, _ids in METRIC_SETS.items():  # fail at import, not at the first table, on a mistyped id
     parse_metrics(_ids)
@@ -260,6 +314,9 @@ class QuestionResult:
         gold_chunk_ranks: ``{evidence chunk id: rank within chunk_depth, or None}``.
         undefined: metric ids set to 0 because they are undefined for this record (no required gold document,
             no evidence chunk).
+        omitted: ``{metric id: reason}`` of the ids that have *no value* for this question (absent from
+            ``metrics``): ``"no_quotes"`` (excluded from the means and counted) or ``"not_applicable"``
+            (:attr:`MetricFamily.omitted`).
     """
 
     qid: str
@@ -273,15 +330,19 @@ class QuestionResult:
     gold_doc_ranks: dict[str, int | None] = field(default_factory=dict)
     gold_chunk_ranks: dict[str, int | None] = field(default_factory=dict)
     undefined: tuple[str, ...] = ()
+    omitted: dict[str, str] = field(default_factory=dict)
 
     @property
     def flags(self) -> dict:
-        """``{"evaluated_docs", "evaluated_chunks"}`` plus ``"clamped"`` and ``"undefined"`` when not empty."""
+        """``{"evaluated_docs", "evaluated_chunks"}`` plus ``"clamped"``, ``"undefined"`` and ``"omitted"``
+        (``{metric id: reason}``) when not empty."""
         out: dict = {"evaluated_docs": self.evaluated_docs, "evaluated_chunks": self.evaluated_chunks}
         if self.clamped:
             out["clamped"] = dict(self.clamped)
         if self.undefined:
             out["undefined"] = list(self.undefined)
+        if self.omitted:
+            out["omitted"] = dict(self.omitted)
         return out
 
     def evaluated(self, level: Level) -> bool:
@@ -302,6 +363,7 @@ class QuestionResult:
             "gold_doc_ranks": dict(self.gold_doc_ranks),
             "gold_chunk_ranks": dict(self.gold_chunk_ranks),
             "undefined": list(self.undefined),
+            "omitted": dict(self.omitted),
         }
 
 
@@ -316,6 +378,8 @@ def question_metrics(
     ks: Sequence[int] = DEFAULT_KS,
     n_docs_in_corpus: int | None = None,
     n_chunks_in_corpus: int | None = None,
+    quoted: QuotedEvidence | None = None,
+    extents: Mapping[str, ChunkExtent] | None = None,
 ) -> QuestionResult:
     """The metrics of one question (definitions in the module docstring), one registry family at a time.
 
@@ -334,13 +398,19 @@ def question_metrics(
         ks: with ``metrics=None``: cut-offs of the families summarised at the run's ks (sorted, repeats dropped).
         n_docs_in_corpus: when given, document cut-offs above it are clamped to it (and recorded).
         n_chunks_in_corpus: the same for chunk cut-offs.
+        quoted: the record's quoted evidence characters (the budget family, :mod:`~harness.metrics.budget`);
+            ``None`` or empty: the question has no located quote and is excluded from that family.
+        extents: ``{chunk id: ChunkExtent}`` of at least the ranked chunks; ``None``: the budget family is not
+            applicable (its ids are omitted with reason ``"not_applicable"``).
 
     Returns:
-        A :class:`QuestionResult`; every metric lies in [0, 1]; ``metrics`` keeps the order of the ids.
+        A :class:`QuestionResult`; every metric lies in [0, 1]; ``metrics`` keeps the order of the ids, less the
+        omitted ones (:attr:`QuestionResult.omitted`).
 
     Raises:
-        ValueError: a depth, k or corpus size is not an int >= 1, or a metric's k exceeds the depth of its level.
-        MetricError: an unknown metric id; a score is NaN.
+        ValueError: a depth, k or corpus size is not an int >= 1, or a metric's k exceeds the depth of its level
+            (a budget in words is not bounded by the depth).
+        MetricError: an unknown metric id; a score is NaN; a ranked chunk without an extent (budget family).
     """
     doc_depth = positive_int("doc_depth", doc_depth)
     chunk_depth = positive_int("chunk_depth", chunk_depth)
@@ -350,7 +420,7 @@ def question_metrics(
         specs = parse_metrics(metrics)
     depths: dict[Level, int] = {"docs": doc_depth, "chunks": chunk_depth}
     for s in specs:
-        if s.k is not None and s.k > depths[s.level]:
+        if s.k is not None and not s.unit and s.k > depths[s.level]:
             name = "doc_depth" if s.level == "docs" else "chunk_depth"
             raise ValueError(f"metric {s.id}: k={s.k} exceeds {name}={depths[s.level]}")
     n_docs = None if n_docs_in_corpus is None else positive_int("n_docs_in_corpus", n_docs_in_corpus)
@@ -359,15 +429,22 @@ def question_metrics(
 
     clamp = Clamp()
     docs = DocumentJudgement.of(record, doc_ranking, clamp("doc_depth", doc_depth, n_docs))
-    chunks = ChunkJudgement.of(record, chunk_ranking, clamp("chunk_depth", chunk_depth, n_chunks))
+    chunks = ChunkJudgement.of(
+        record, chunk_ranking, clamp("chunk_depth", chunk_depth, n_chunks), quoted=quoted, extents=extents
+    )
     judged: dict[Level, DocumentJudgement | ChunkJudgement] = {"docs": docs, "chunks": chunks}
 
     values: dict[str, float] = {}
     undefined: list[str] = []
+    omitted: dict[str, str] = {}
     for s in specs:
-        fam = METRICS[s.name]
+        fam = s.family
         j = judged[fam.level]
-        k = None if s.k is None else clamp(s.id, s.k, corpus_size[fam.level])
+        why = fam.omitted(j) if fam.omitted is not None else None
+        if why is not None:
+            omitted[s.id] = why
+            continue
+        k = None if s.k is None else s.k if fam.unit else clamp(s.id, s.k, corpus_size[fam.level])
         values[s.id] = 0.0 if j.ranking is None else fam.compute(j, k)
         if fam.undefined is not None and fam.undefined(j):
             undefined.append(s.id)
@@ -384,6 +461,7 @@ def question_metrics(
         gold_doc_ranks=docs.gold_ranks,
         gold_chunk_ranks=chunks.gold_ranks,
         undefined=tuple(undefined),
+        omitted=omitted,
     )
 
 
@@ -406,7 +484,9 @@ def aggregate(
 
     A question counts as *evaluated* when every ranking level the requested metrics read (docs, chunks) was
     given; otherwise it is *missing* and its metrics (0) still count in the means. With ``gold``, a gold
-    question that has no result at all also counts 0 and is missing.
+    question that has no result at all also counts 0 and is missing. A metric *omitted* for a question
+    (:attr:`QuestionResult.omitted`: excluded, e.g. no located quote, or not applicable) has no value there: its
+    mean runs over the other questions, and is ``None`` (absent from a category's ``metrics``) when none has one.
 
     Args:
         results: one :class:`QuestionResult` per question (qids distinct).
@@ -418,8 +498,8 @@ def aggregate(
         ``{"metrics": [ids], "n_questions", "n_evaluated", "n_missing", "missing_qids": [...],
         "by_level": {level: {"n_evaluated", "n_missing"}}, "overall": {id: mean},
         "per_category": {category: {"n_questions", "n_evaluated", "n_missing", "metrics": {id: mean}}},
-        "undefined": {id: [qids]}}``. Means are ``math.fsum(values) / n``; categories are in the eval v4 order,
-        then any others sorted.
+        "undefined": {id: [qids]}, "omitted": {id: {reason: [qids]}}}``. Means are ``math.fsum(values) / n``;
+        categories are in the eval v4 order, then any others sorted.
 
     Raises:
         MetricError: unknown metric id, a metric absent from a result, duplicate qids, a result not in ``gold``,
@@ -430,10 +510,11 @@ def aggregate(
     levels: list[Level] = [lv for lv in ("docs", "chunks") if any(s.level == lv for s in specs)]
 
     rows: dict[str, tuple[str, dict[str, float], dict[str, bool], tuple[str, ...]]] = {}
+    omitted: dict[str, dict[str, list[str]]] = {}
     for res in results:
         if res.qid in rows:
             raise MetricError(f"aggregate: question {res.qid!r} has more than one result")
-        absent = [i for i in ids if i not in res.metrics]
+        absent = [i for i in ids if i not in res.metrics and i not in res.omitted]
         if absent:
             raise MetricError(
                 f"aggregate: question {res.qid!r}: metric {absent[0]} was not computed "
@@ -441,10 +522,13 @@ def aggregate(
             )
         rows[res.qid] = (
             res.category,
-            {i: res.metrics[i] for i in ids},
+            {i: res.metrics[i] for i in ids if i in res.metrics},
             {lv: res.evaluated(lv) for lv in levels},
             res.undefined,
         )
+        for i in ids:
+            if i in res.omitted:
+                omitted.setdefault(i, {}).setdefault(res.omitted[i], []).append(res.qid)
     if gold is not None:
         gold_ids: dict[str, str] = {}
         for rec in gold:
@@ -460,13 +544,19 @@ def aggregate(
     if not rows:
         raise MetricError("aggregate: no questions to aggregate")
 
+    def mean(i: str, qids: list[str]) -> float | None:
+        vals = [rows[q][1][i] for q in qids if i in rows[q][1]]
+        return math.fsum(vals) / len(vals) if vals else None
+
     def summary(qids: list[str]) -> dict:
         evaluated = [q for q in qids if all(rows[q][2].values())]
+        means = {i: mean(i, qids) for i in ids}
         return {
             "n_questions": len(qids),
             "n_evaluated": len(evaluated),
             "n_missing": len(qids) - len(evaluated),
-            "metrics": {i: math.fsum(rows[q][1][i] for q in qids) / len(qids) for i in ids},
+            "metrics": {i: v for i, v in means.items() if v is not None},
+            "overall": means,
         }
 
     all_q = list(rows)
@@ -487,7 +577,10 @@ def aggregate(
             }
             for lv in levels
         },
-        "overall": top["metrics"],
-        "per_category": {c: summary(by_cat[c]) for c in _category_order(by_cat)},
+        "overall": top["overall"],
+        "per_category": {
+            c: {k: v for k, v in summary(by_cat[c]).items() if k != "overall"} for c in _category_order(by_cat)
+        },
         "undefined": {i: qs for i in ids if (qs := [q for q in all_q if i in rows[q][3]])},
+        "omitted": omitted,
     }

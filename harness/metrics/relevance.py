@@ -17,11 +17,12 @@ descending, then id ascending).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from harness.goldset.schema import GoldRecord
+from harness.metrics.quoted import ChunkExtent, QuotedEvidence
 from harness.ranking import Ranking, canonical_ranking
 
 __all__ = [
@@ -155,16 +156,31 @@ class ChunkJudgement:
         evidence: the record's distinct evidence chunk ids (``GoldRecord.evidence_chunks()``).
         gold_ranks: ``{evidence chunk id: rank within depth, or None}``.
         depth: the chunk depth used (after clamping).
+        quoted: the record's quoted evidence characters (:class:`harness.metrics.quoted.QuotedEvidence`), or
+            ``None`` when none was located; read by the budget family only.
+        extents: ``{chunk id: ChunkExtent}`` (document, offsets, words) of at least the ranked chunks, or ``None``
+            when the scorer has none (the budget family is then not applicable).
     """
 
     ranking: Ranking | None
     evidence: tuple[str, ...]
     gold_ranks: dict[str, int | None]
     depth: int
+    quoted: QuotedEvidence | None = None
+    extents: Mapping[str, ChunkExtent] | None = None
 
     @classmethod
-    def of(cls, record: GoldRecord, items: Iterable[tuple[str | int, float]] | None, depth: int) -> ChunkJudgement:
-        """Judge ``items`` (any order; made canonical and cut at ``depth``) against ``record``'s evidence."""
+    def of(
+        cls,
+        record: GoldRecord,
+        items: Iterable[tuple[str | int, float]] | None,
+        depth: int,
+        *,
+        quoted: QuotedEvidence | None = None,
+        extents: Mapping[str, ChunkExtent] | None = None,
+    ) -> ChunkJudgement:
+        """Judge ``items`` (any order; made canonical and cut at ``depth``) against ``record``'s evidence (and, for
+        the budget family, its quoted characters ``quoted`` over the chunk ``extents``)."""
         evidence = tuple(record.evidence_chunks())
         ranking = None if items is None else canonical_ranking(items, depth)
         if ranking is None:
@@ -172,7 +188,7 @@ class ChunkJudgement:
         else:
             pos = rank_map(ranking)
             ranks = {c: pos.get(c) for c in evidence}
-        return cls(ranking, evidence, ranks, depth)
+        return cls(ranking, evidence, ranks, depth, quoted, extents)
 
 
 # --------------------------------------------------------------------------------------------------------------

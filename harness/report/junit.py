@@ -32,12 +32,15 @@ from harness.evaluation.gate import GateCheck, GateVerdict
 from harness.report.regressions import CAP, regression_rows
 from harness.report.terminal import gate_check_line
 
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\r\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""Characters an XML 1.0 document cannot carry as they are: the control characters, lone surrogates, U+FFFE/U+FFFF,
+and carriage return, which a parser turns into a line feed (XML 1.0 section 2.11, end-of-line handling)."""
 
 
 def xml_safe(value) -> str:
-    """``str(value)`` with every character XML 1.0 cannot represent replaced by a visible escape (``\\x01``,
-    ``\\ud800``); the rest (escaped by ElementTree on output) is kept."""
+    """``str(value)`` with every character of :data:`_NOT_XML` replaced by a visible escape (``\\x01``,
+    ``\\r``, ``\\ud800``), so what a JUnit parser reads is what was written; the rest (escaped by ElementTree on
+    output) is kept."""
     return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(value))
 
 

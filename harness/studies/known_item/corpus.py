@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.corpus.chunker import MdWordsChunker
+from harness.corpus.chunker import Chunker, MdWordsChunker, get_chunker
 from harness.corpus.source import iter_document_chunks, scan_corpus
 from harness.errors import HarnessInputError
 
@@ -76,6 +76,13 @@ def _chunker_for(chunk_words: int, min_tail_words: int) -> MdWordsChunker:
     return MdWordsChunker(chunker_id=cid, params={"max_words": chunk_words, "min_tail_words": min_tail_words})
 
 
+def _registered(chunker_id: str) -> Chunker:
+    try:
+        return get_chunker(chunker_id)
+    except HarnessInputError as exc:
+        raise HarnessInputError(f"--chunker: {exc}") from None
+
+
 def _query_text(text: str, query_words: int) -> str:
     """``text`` up to the end of its ``query_words``-th ``\\S+`` word (all of it when it has fewer)."""
     m = None
@@ -86,7 +93,12 @@ def _query_text(text: str, query_words: int) -> str:
 
 
 def chunk_corpus(
-    corpus_dir: str | Path, *, chunk_words: int = 100, query_words: int = 20, min_tail_words: int = 20
+    corpus_dir: str | Path,
+    *,
+    chunk_words: int = 100,
+    query_words: int = 20,
+    min_tail_words: int = 20,
+    chunker: str | None = None,
 ) -> ChunkedCorpus:
     """Chunk a corpus folder in memory and select its known-item queries (rules 1-3 of the package docstring).
 
@@ -98,17 +110,19 @@ def chunk_corpus(
         chunk_words: ``max_words`` of the ``md-words-v1`` windows (>= 1).
         query_words: words per query (>= 1).
         min_tail_words: ``min_tail_words`` of the chunker (20 in ``md-words-v1``).
+        chunker: a registered chunker id (``md-legal-v1``) used instead of the ``md-words-v1`` windows
+            (``chunk_words`` and ``min_tail_words`` are then not used); ``None``: the windows.
 
     Returns:
         A :class:`ChunkedCorpus`.
 
     Raises:
-        HarnessInputError: unreadable corpus (see :func:`~harness.corpus.source.scan_corpus`), bad sizes, or no
-            query left.
+        HarnessInputError: unreadable corpus (see :func:`~harness.corpus.source.scan_corpus`), bad sizes, an unknown
+            chunker, or no query left.
     """
     if query_words < 1:
         raise HarnessInputError(f"query_words={query_words}: must be >= 1")
-    chunker = _chunker_for(chunk_words, min_tail_words)
+    chunker_obj: Chunker = _chunker_for(chunk_words, min_tail_words) if chunker is None else _registered(chunker)
     source = scan_corpus(corpus_dir)
     doc_ids, doc_types, collections, n_per_doc = [], [], [], []
     chunk_ids: list[str] = []
@@ -116,7 +130,7 @@ def chunk_corpus(
     chunk_index: list[int] = []
     chunk_words_l: list[int] = []
     texts: list[str] = []
-    for di, (d, chunks) in enumerate(iter_document_chunks(source, chunker)):
+    for di, (d, chunks) in enumerate(iter_document_chunks(source, chunker_obj)):
         doc_ids.append(d.doc_id)
         doc_types.append(d.doc_type or "unknown")
         collections.append(d.collection or "unknown")
@@ -140,8 +154,8 @@ def chunk_corpus(
     return ChunkedCorpus(
         corpus_id=source.corpus_id,
         corpus_hash=source.corpus_hash,
-        chunker_id=chunker.chunker_id,
-        chunker_params=dict(chunker.params),
+        chunker_id=chunker_obj.chunker_id,
+        chunker_params=dict(chunker_obj.params),
         doc_ids=doc_ids,
         doc_types=doc_types,
         collections=collections,

@@ -229,6 +229,7 @@ def run_known_item(
     query_words: int = 20,
     systems: Sequence[str] | str = ("bm25",),
     min_tail_words: int = 20,
+    chunker: str | None = None,
     workers: int = 2,
     batch_size: int = 32,
     vector_model: str | None = None,
@@ -246,6 +247,8 @@ def run_known_item(
         systems: names from :data:`~.scorers.SCORERS`, a sequence or a comma-separated string; the first is
             system A of the paired comparisons (each other system is compared with it).
         min_tail_words: chunker tail rule (20 in ``md-words-v1``).
+        chunker: a registered chunker (``md-legal-v1``) instead of the ``md-words-v1`` windows; ``chunk_words``
+            and ``min_tail_words`` are then unused (recorded as ``None``).
         workers: parallel search workers (forked processes; see :func:`known_item_search`).
         batch_size: queries per block.
         vector_model: embedding model of the ``vector`` system (default ``wordllama-l2-supercat-256``; see
@@ -274,8 +277,10 @@ def run_known_item(
         if Path(out_dir).exists() and not overwrite:
             raise HarnessInputError(f"--out {out_dir}: already exists; refusing to overwrite")
     t0 = time.perf_counter()
-    with stage(f"known-item: re-chunk the corpus ({chunk_words} words)", enabled=progress):
-        cc = chunk_corpus(corpus_dir, chunk_words=chunk_words, query_words=query_words, min_tail_words=min_tail_words)
+    with stage(f"known-item: re-chunk the corpus ({chunker or f'{chunk_words} words'})", enabled=progress):
+        cc = chunk_corpus(
+            corpus_dir, chunk_words=chunk_words, query_words=query_words, min_tail_words=min_tail_words, chunker=chunker
+        )
     t_chunk = time.perf_counter() - t0
     from harness.retrieve.analyzer import SpanishAnalyzer
 
@@ -308,7 +313,7 @@ def run_known_item(
         "config": {
             "chunker_id": cc.chunker_id,
             "chunker_params": cc.chunker_params,
-            "chunk_words": chunk_words,
+            "chunk_words": chunk_words if chunker is None else None,
             "query_words": query_words,
             "analyzer": analyzer.config(),
             "systems": systems,
@@ -495,6 +500,7 @@ def run_study(
     chunk_words: int = 100,
     query_words: int = 20,
     min_tail_words: int = 20,
+    chunker: str | None = None,
     systems: Sequence[str] | str = ("bm25", "tfidf"),
     reps: int = 5000,
     ks: Sequence[int] = (5, 10, 20, 40, 80),
@@ -511,8 +517,8 @@ def run_study(
     """Known-item run plus coverage study in one call (the issue's "full study from one command").
 
     Args:
-        corpus_dir, out_dir, chunk_words, query_words, min_tail_words, systems, workers, vector_model, workdir,
-            overwrite, progress: as in :func:`run_known_item`.
+        corpus_dir, out_dir, chunk_words, query_words, min_tail_words, chunker, systems, workers, vector_model,
+            workdir, overwrite, progress: as in :func:`run_known_item`.
         reps, ks, types, per_type, b, seed: as in :func:`harness.studies.coverage.run_coverage` (population = the first
             system's outcomes).
 
@@ -525,6 +531,7 @@ def run_study(
         chunk_words=chunk_words,
         query_words=query_words,
         min_tail_words=min_tail_words,
+        chunker=chunker,
         systems=systems,
         workers=workers,
         vector_model=vector_model,
