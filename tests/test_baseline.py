@@ -50,6 +50,7 @@ def _recorded_systems(manifest: dict) -> tuple[list[str] | SystemPlan, RunOption
             backend=vec.get("backend", "sqlite-vec"),
             index_fraction=cov.get("index_fraction"),
             until=cov.get("until"),
+            rescore=vec.get("rescore", 0),  # a record older than rescoring ranked by Hamming alone
         )
     return list(manifest["systems"]), RunOptions(**opts, system_defaults=defaults)
 
