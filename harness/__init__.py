@@ -24,7 +24,7 @@ _VERBS = {
     "run": ("harness.evaluation.pipeline", "run"),
     "evaluate": ("harness.evaluation.pipeline", "evaluate_rankings"),
     "compare": ("harness.evaluation.compare", "compare_runs"),
-    "gate": ("harness.evaluation.compare", "gate"),
+    "gate": ("harness.evaluation.gate", "gate"),
     "load_run": ("harness.evaluation.runs", "load_run"),
 }
 

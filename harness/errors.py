@@ -1,6 +1,7 @@
 """Exceptions with the exit codes the command line maps them to.
 
-Exit codes for verbs that judge (validate, gate, compare): 0 pass, 1 fail, 2 unusable input.
+Exit codes for verbs that judge (validate, gate, compare): 0 pass, 1 fail, 2 unusable input; the gate also has 3,
+inconclusive (neither non-inferiority nor a loss beyond the margin shown; :mod:`harness.evaluation.gate`).
 """
 
 from __future__ import annotations

@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+# The CLI's consoles read COLUMNS once, at import, when stdout is not a terminal (harness/cli/_common.py): pin it so
+# that rendered tables do not depend on the developer's terminal or on pytest-xdist's workers (which saw 80 columns
+# and wrapped a sweep table's "(chosen)" label). Tests of narrower widths pass their own width to a Console.
+os.environ["COLUMNS"] = "150"
+
 REPO = Path(__file__).resolve().parents[1]
 REAL_CORPUS = Path(os.environ.get("HARNESS_REAL_CORPUS", REPO.parent / "shared" / "corpus" / "mx-leyes-dof"))
 REFERENCE_V4 = REPO.parent / "shared" / "reference" / "dof-rag-eval-v4"
@@ -155,3 +160,46 @@ def tiny_corpus(tmp_path: Path) -> Path:
 def tiny_goldset(tmp_path: Path, tiny_corpus: Path) -> Path:
     """A dataset folder over :func:`tiny_corpus`."""
     return write_tiny_goldset(tmp_path / "goldset", tiny_corpus)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The `slow` marker. `pytest -m "not slow"` is the fast subset (docs/CONVENTIONS.md). Chosen by measurement
+# (`pytest --durations=80`, whole suite on the shared 2-core machine, 2026-12): Ray, the headless browser, and the
+# real-corpus index builds, plus the few tests that take tens of seconds for another reason. Tests in files this
+# list names are marked here; new slow tests carry `@pytest.mark.slow` in their own file.
+
+SLOW_MODULES: dict[str, str] = {
+    "test_baseline.py": "re-runs the six-system baseline on the real corpus (builds its indexes when cold)",
+    "test_ray_embed.py": "Ray clusters: 40-60 s per test",
+    "test_report_browser.py": "headless Chromium: 15-23 s per test",
+    "test_real_pipeline.py": "real-corpus BM25 and vector index builds (32 s warm, minutes cold)",
+}
+SLOW_TESTS: dict[str, str] = {
+    "test_vector.py::test_real_corpus_default_model_index": "builds the real corpus's vector index: 240 s",
+    "test_known_item.py::test_real_corpus_kernel_matches_bm25s_on_a_sample": "real-corpus BM25 index build: 52 s",
+    "test_resolve.py::test_resolve_rebuilds_our_gold_set_byte_for_byte_from_its_quotes": "re-chunks the real corpus's "
+    "cited documents: 24 s",
+    # ranx compiles its numba kernels in whichever of these runs first: 108 s, then 34 s for the other
+    "test_fusion.py::test_live_ranx_agrees_without_ties": "live ranx comparison (numba compile)",
+    "test_fusion.py::test_live_ranx_differs_on_constant_lists": "live ranx comparison (numba compile)",
+    "test_fusion.py::test_live_ranx_comb_mnz_agrees_without_ties": "live ranx comparison (numba compile)",
+}
+
+
+# Not marked, measured 2–10 s each in the fast subset (next candidates if it must shrink): test_report.py (9 tests,
+# 24 s), test_binary.py::test_golden_bytes_numpy_and_sentence_transformers (10 s, mostly the first torch import),
+# test_registry.py (4 tests, 8 s), test_stats_batched.py bootstrap kernels (7 s), test_cli_known_item.py (6 s).
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests of :data:`SLOW_MODULES` and :data:`SLOW_TESTS` ``slow``; a stale entry is an error."""
+    seen_files = {item.path.name for item in items}
+    matched: set[str] = set()
+    for item in items:
+        key = f"{item.path.name}::{item.originalname}"
+        if item.path.name in SLOW_MODULES or key in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+            matched.add(key)
+    stale = [k for k in SLOW_TESTS if k.split("::")[0] in seen_files and k not in matched]
+    if stale:
+        raise pytest.UsageError(f"conftest.SLOW_TESTS names tests that do not exist: {', '.join(stale)}")

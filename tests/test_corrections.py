@@ -16,7 +16,6 @@ from test_validate import Fixture, base_records, fails
 
 from harness.errors import HarnessInputError
 from harness.goldset.corrections import (
-    apply_correction,
     bump_minor,
     correct_goldset,
     diff_values,
@@ -24,7 +23,7 @@ from harness.goldset.corrections import (
 )
 from harness.goldset.io import load_goldset
 from harness.io import sha256_file
-from harness.validate import render, validate
+from harness.validate import apply_correction, render, validate
 
 TODAY = dt.date(2026, 12, 1)
 GLUED = 'Esta ley es de "orden público" y de observancia general sin excepción alguna.'

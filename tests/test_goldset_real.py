@@ -12,6 +12,7 @@ from conftest import REAL_CORPUS, REAL_GOLDSET, REPO
 from harness.corpus.chunker import MdWordsChunker, decode_source, normalize_text
 from harness.goldset.io import load_goldset
 from harness.goldset.schema import CATEGORIES
+from harness.validate import validate
 
 pytestmark = pytest.mark.realcorpus
 
@@ -96,6 +97,5 @@ def test_overlap_measure_is_lexical():
 def test_validator_passes():
     if not REAL_CORPUS.exists():
         pytest.skip(f"real corpus not found at {REAL_CORPUS}")
-    validate = pytest.importorskip("harness.validate").validate
     report = validate(REAL_GOLDSET, corpus_dir=REAL_CORPUS)
     assert report.exit_code == 0, [f for f in report.failures()][:5]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import json
 from math import log2
+from pathlib import Path
 
 import pytest
 import pytrec_eval
@@ -13,6 +15,8 @@ from hypothesis import strategies as st
 from harness.errors import HarnessInputError
 from harness.goldset.schema import GoldRecord
 from harness.metrics import (
+    DEFAULT_KS,
+    METRIC_SETS,
     METRICS,
     MetricError,
     MetricSpec,
@@ -21,6 +25,7 @@ from harness.metrics import (
     canonical_ranking,
     parse_metrics,
     question_metrics,
+    summary_metric_ids,
 )
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -126,6 +131,50 @@ def test_golden_evidence_metrics_formulas_and_pytrec_eval():
     assert m["evidence_mrr"] == pytest.approx(ref["recip_rank"], rel=1e-12)
 
 
+def test_golden_precision_pytrec_eval_values():
+    """precision@k = trec_eval P_k at relevance level 1 (every gold document relevant), denominator k.
+
+    The values were computed with pytrec_eval 0.5 (``RelevanceEvaluator(qrels = REC.relevant_docs(), {"P_1", "P_5",
+    "P_10", "P_20", "P_30"}, relevance_level=1)`` on DOCS): P_1 0.0, P_5 0.4, P_10 0.3, P_20 0.15, P_30 0.1.
+    """
+    m = question_metrics(REC, DOCS, CHUNKS, metrics=[f"precision@{k}" for k in (1, 5, 10, 20, 30)]).metrics
+    assert m == {"precision@1": 0.0, "precision@5": 0.4, "precision@10": 0.3, "precision@20": 0.15, "precision@30": 0.1}
+    live = trec(REC.relevant_docs(), DOCS, {"P_1", "P_5", "P_10", "P_20", "P_30"}, level=1)
+    assert [m[f"precision@{k}"] for k in (1, 5, 10, 20, 30)] == pytest.approx(
+        [live[f"P_{k}"] for k in (1, 5, 10, 20, 30)], rel=1e-12
+    )
+    # a ranking shorter than k still divides by k (pytrec_eval P_5 = 0.2 for ranking [g, a], qrels {g: 2})
+    assert question_metrics(record([gold_doc("g")]), [("g", 1.0), ("a", 0.5)], None, metrics=["precision@5"]).metrics[
+        "precision@5"
+    ] == pytest.approx(0.2, rel=1e-12)
+
+
+def test_precision_counts_a_gold_document_and_its_alternative_once():
+    # pytrec_eval with the alternative judged relevant too ({d1: 2, a1: 2}) gives P_2 = 1.0; here d1 is satisfied
+    # once (by a1 at rank 1), and d1 itself at rank 2 adds nothing: 1/2
+    rec = record([gold_doc("d1", alternatives=("a1",)), gold_doc("d2")])
+    m = question_metrics(rec, [("a1", 2.0), ("d1", 1.0), ("d2", 0.5)], None, metrics=["precision@2", "precision@3"])
+    assert m.metrics == {"precision@2": 1 / 2, "precision@3": 2 / 3}
+    # an alternative shared by two gold documents credits one of them
+    shared = record([gold_doc("d1", alternatives=("s",)), gold_doc("d2", alternatives=("s",))])
+    assert question_metrics(shared, [("s", 1.0)], None, metrics=["precision@1"]).metrics["precision@1"] == 1.0
+
+
+def test_precision_undefined_clamped_missing_and_not_summarised():
+    rec = record([gold_doc("g")])
+    r = question_metrics(rec, [("g", 1.0)], None, metrics=["precision@10"], n_docs_in_corpus=4)
+    assert r.metrics["precision@10"] == 1 / 4 and r.clamped == {
+        "doc_depth": 4,
+        "precision@10": 4,
+    }  # the clamped k divides
+    none = record([])
+    r2 = question_metrics(none, [("g", 1.0)], None, metrics=["precision@1"])
+    assert r2.metrics["precision@1"] == 0.0 and r2.undefined == ("precision@1",)
+    assert question_metrics(rec, None, None, metrics=["precision@1"]).metrics["precision@1"] == 0.0
+    assert not any(i.startswith("precision") for i in summary_metric_ids())
+    assert MetricSpec.parse("precision@5").level == "docs"
+
+
 @pytest.mark.parametrize(
     ("gold", "ranking", "expected"),
     [
@@ -194,9 +243,11 @@ def untied_case(draw):
 @given(untied_case())
 def test_property_equal_to_pytrec_eval_without_ties(case):
     rec, docs, chunks = case
-    m = question_metrics(rec, docs, chunks).metrics
+    m = question_metrics(rec, docs, chunks, metrics=[*summary_metric_ids(), "precision@5", "precision@10"]).metrics
     qrels = rec.relevant_docs()
-    any_gold = trec(qrels, docs, {"recip_rank", "ndcg_cut_10"}, level=1)
+    any_gold = trec(qrels, docs, {"recip_rank", "ndcg_cut_10", "P_5", "P_10"}, level=1)
+    assert m["precision@5"] == pytest.approx(any_gold["P_5"], rel=1e-12, abs=1e-15)
+    assert m["precision@10"] == pytest.approx(any_gold["P_10"], rel=1e-12, abs=1e-15)
     required = trec(qrels, docs, {"recall_5", "recall_10", "P_1"}, level=2)
     assert m["mrr"] == pytest.approx(any_gold.get("recip_rank", 0.0), rel=1e-12, abs=1e-15)
     assert m["ndcg@10"] == pytest.approx(any_gold.get("ndcg_cut_10", 0.0), rel=1e-12, abs=1e-15)
@@ -239,7 +290,7 @@ def test_ties_broken_by_id_ascending_unlike_trec_eval():
 
 def test_tie_at_depth_boundary_keeps_smaller_id():
     rec = record([gold_doc("b")])
-    r = question_metrics(rec, [("z", 2.0), ("c", 1.0), ("b", 1.0)], None, doc_depth=2, ks=(1, 2), ndcg_ks=())
+    r = question_metrics(rec, [("z", 2.0), ("c", 1.0), ("b", 1.0)], None, doc_depth=2, metrics=["recall@2"])
     assert r.gold_doc_ranks == {"b": 2} and r.metrics["recall@2"] == 1
 
 
@@ -312,8 +363,8 @@ def test_empty_ranking_is_evaluated_with_zero():
 def test_doc_depth_is_the_mrr_cutoff():
     rec = record([gold_doc("g")])
     ranking = [(f"x{i}", 10.0 - i) for i in range(5)] + [("g", 1.0)]
-    assert question_metrics(rec, ranking, None, doc_depth=6, ks=(5,), ndcg_ks=()).metrics["mrr"] == 1 / 6
-    r = question_metrics(rec, ranking, None, doc_depth=5, ks=(5,), ndcg_ks=())
+    assert question_metrics(rec, ranking, None, doc_depth=6, metrics=["mrr"]).metrics["mrr"] == 1 / 6
+    r = question_metrics(rec, ranking, None, doc_depth=5, metrics=["mrr", "recall@5"])
     assert r.metrics["mrr"] == 0 and r.gold_doc_ranks == {"g": None}
 
 
@@ -370,10 +421,12 @@ def test_metric_spec_parse_and_ids():
         MetricSpec.parse("evidence_recall@5").level == "chunks" and MetricSpec.parse("evidence_mrr").level == "chunks"
     )
     assert str(MetricSpec.parse(" hit@5 ")) == "hit@5"
-    assert set(METRICS) == {"mrr", "recall", "all_hop", "hit", "ndcg", "evidence_recall", "evidence_mrr"}
+    assert set(METRICS) == {"mrr", "recall", "all_hop", "hit", "ndcg", "precision", "evidence_recall", "evidence_mrr"}
 
 
-@pytest.mark.parametrize("bad", ["precision@5", "recall", "mrr@10", "recall@0", "recall@-1", "Recall@5", "", "recall@"])
+@pytest.mark.parametrize(
+    "bad", ["prec@5", "precision", "recall", "mrr@10", "recall@0", "recall@-1", "Recall@5", "", "recall@"]
+)
 def test_metric_spec_errors(bad):
     with pytest.raises(MetricError) as exc:
         MetricSpec.parse(bad)
@@ -382,8 +435,99 @@ def test_metric_spec_errors(bad):
 
 
 def test_unknown_metric_message_lists_known_ids():
-    with pytest.raises(MetricError, match=r"unknown metric 'precision'; known: mrr, recall@k"):
-        MetricSpec.parse("precision@5")
+    with pytest.raises(MetricError, match=r"unknown metric 'map'; known: mrr, recall@k, .*precision@k"):
+        MetricSpec.parse("map@5")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The registry: every list of metrics reads it
+
+BASELINE = Path(__file__).resolve().parents[1] / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
+
+
+def test_summary_ids_come_from_the_registry_and_equal_the_baseline_record():
+    assert summary_metric_ids() == [
+        "mrr",
+        *[f"recall@{k}" for k in DEFAULT_KS],
+        *[f"all_hop@{k}" for k in DEFAULT_KS],
+        *[f"hit@{k}" for k in DEFAULT_KS],
+        "ndcg@10",
+        *[f"evidence_recall@{k}" for k in DEFAULT_KS],
+        "evidence_mrr",
+    ]
+    manifest = json.loads((BASELINE / "manifest.json").read_text())
+    summary = json.loads((BASELINE / "summary.json").read_text())
+    assert summary_metric_ids(manifest["ks"]) == summary["metric_ids"]
+    assert summary_metric_ids((5, 3)) == [
+        "mrr",
+        "recall@5",
+        "recall@3",
+        "all_hop@5",
+        "all_hop@3",
+        "hit@5",
+        "hit@3",
+        "ndcg@10",
+        "evidence_recall@5",
+        "evidence_recall@3",
+        "evidence_mrr",
+    ]
+    # the default per-question set is the summary set (ks sorted, repeats dropped)
+    assert list(question_metrics(REC, DOCS, CHUNKS, ks=(10, 1, 10)).metrics) == summary_metric_ids((1, 10))
+
+
+def test_registry_entries_declare_level_k_and_a_documented_compute_function():
+    for name, fam in METRICS.items():
+        assert fam.name == name and fam.level in ("docs", "chunks")
+        assert fam.description and fam.compute.__doc__
+        assert fam.summary_ks is None or fam.takes_k
+        spec = MetricSpec(name, 3 if fam.takes_k else None)
+        assert spec.level == fam.level
+
+
+def test_every_named_list_is_declared_once_in_the_registry():
+    from harness.evaluation import compare, pipeline
+    from harness.report import model, terminal
+
+    assert compare.DEFAULT_COMPARE_METRICS is METRIC_SETS["compare"]
+    assert terminal.MAIN_METRICS is METRIC_SETS["terminal"]
+    assert terminal.EVIDENCE_METRICS is METRIC_SETS["terminal_evidence"]
+    assert model.TABLE_METRICS is METRIC_SETS["report_table"]
+    assert model.FOREST_METRICS is METRIC_SETS["forest"]
+    assert pipeline.summary_metric_ids is summary_metric_ids
+    summarised = set(summary_metric_ids(DEFAULT_KS))
+    for name, ids in METRIC_SETS.items():
+        assert set(ids) <= summarised, name
+        assert [s.id for s in parse_metrics(ids)] == list(ids), name
+
+
+def test_cli_compare_defaults_to_the_registry_compare_set(monkeypatch, tmp_path):
+    """`harness compare A B` without --metrics compares METRIC_SETS["compare"] (it used to restate the list and lack
+    evidence_recall@20); --metrics still chooses."""
+    from typer.testing import CliRunner
+
+    from harness.cli import app, judge
+    from harness.evaluation import compare
+
+    asked: list[tuple[str, ...]] = []
+    monkeypatch.setattr(compare, "compare_runs", lambda a, b, *, metrics, **kw: asked.append(tuple(metrics)))
+    monkeypatch.setattr(judge, "emit", lambda *args, **kw: None)
+    runner = CliRunner()
+    assert runner.invoke(app, ["compare", str(tmp_path), str(tmp_path)]).exit_code == 0
+    assert runner.invoke(app, ["compare", str(tmp_path), str(tmp_path), "--metrics", "mrr, precision@5"]).exit_code == 0
+    assert asked == [METRIC_SETS["compare"], ("mrr", "precision@5")]
+    assert "evidence_recall@20" in asked[0]
+
+
+def test_question_metrics_computes_exactly_the_ids_asked_for():
+    r = question_metrics(REC, DOCS, CHUNKS, metrics=["evidence_mrr", "recall@3", "mrr", "recall@3"])
+    assert list(r.metrics) == ["evidence_mrr", "recall@3", "mrr"]
+    assert r.metrics == {"evidence_mrr": 1.0, "recall@3": 0.0, "mrr": 1 / 2}
+    # only the asked ids are checked against the depths
+    assert question_metrics(REC, DOCS, CHUNKS, doc_depth=3, metrics=["mrr"]).metrics == {"mrr": 1 / 2}
+    with pytest.raises(ValueError, match="evidence_recall@30: k=30 exceeds chunk_depth=20"):
+        question_metrics(REC, DOCS, CHUNKS, chunk_depth=20, metrics=["evidence_recall@30"])
+    with pytest.raises(MetricError, match="unknown metric"):
+        question_metrics(REC, DOCS, CHUNKS, metrics=["map"])
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -479,8 +623,21 @@ KS = tuple(range(1, 21))
 @settings(max_examples=200, deadline=None)
 @given(any_record(), rankings(IDS), rankings(CIDS))
 def test_property_ranges_monotone_and_ordered(rec, docs, chunks):
-    m = question_metrics(rec, docs, chunks, doc_depth=20, chunk_depth=20, ks=KS).metrics
+    ids = [*summary_metric_ids(KS), *(f"precision@{k}" for k in KS)]
+    m = question_metrics(rec, docs, chunks, doc_depth=20, chunk_depth=20, metrics=ids).metrics
     assert all(0.0 <= v <= 1.0 + 1e-12 for v in m.values())
+    hits = [k * m[f"precision@{k}"] for k in KS]  # the number of credited documents grows with k, by at most 1
+    assert all(0 <= b - a <= 1 + 1e-9 for a, b in zip(hits, hits[1:], strict=False))
+    if docs is not None:  # never more than trec_eval's count with every alternative judged relevant
+        qrels = {
+            i: 1
+            for g in rec.gold_documents
+            for i in (str(g.document_id), *(str(a.document_id) for a in g.alternatives))
+        }
+        ordered = canonical_ranking(docs)  # untied scores in our order, so trec_eval's tie rule cannot reorder
+        untied = [(d, float(len(ordered) - i)) for i, (d, _) in enumerate(ordered)]
+        ref = trec(qrels, untied, {"P_5", "P_10"}, level=1) if qrels and untied else {"P_5": 0.0, "P_10": 0.0}
+        assert m["precision@5"] <= ref["P_5"] + 1e-12 and m["precision@10"] <= ref["P_10"] + 1e-12
     for name in ("recall", "hit", "all_hop", "evidence_recall"):
         vals = [m[f"{name}@{k}"] for k in KS]
         assert vals == sorted(vals), name

@@ -424,7 +424,7 @@ def test_markdown_for_42_questions_and_six_systems_fits_a_comment(tmp_path: Path
 
 def test_forest_rows_are_the_gates_numbers(full_inputs):
     """The report asks compare for its paired rows: the one-sided bound is the gate's, bit for bit."""
-    from harness.evaluation.compare import gate
+    from harness.evaluation.gate import gate
 
     data = build_report([full_inputs["six"]], margin=0.05, reps=1000)
     assert data.baseline is not None and data.baseline.label == "vector"
@@ -433,8 +433,9 @@ def test_forest_rows_are_the_gates_numbers(full_inputs):
     for r in mrr_rows:
         v = gate(full_inputs["six"], full_inputs["six"], metric="mrr", margin=0.05, system_baseline="vector",
                  system_candidate=r.label)  # fmt: skip
-        assert r.lower_one_sided == v.lower_bound and r.se == v.se and r.df == v.df
-        assert r.noninferior == (v.decision == "PASS")
+        c = v.checks[0]
+        assert r.lower_one_sided == c.lower and r.upper_one_sided == c.upper and r.se == c.se and r.df == c.df
+        assert r.decision == v.decision and r.noninferior == (v.decision == "PASS")
         assert r.lower <= r.diff <= r.upper
     assert all(r.p_holm is not None and r.p_holm >= r.p for r in mrr_rows)
 

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from test_report import write_known_item_outputs
@@ -223,7 +224,9 @@ def test_esc_and_rich_text_keep_any_text_literal(text):
     parsed.feed(f"<p title='{esc(text)}'>{esc(text)}</p>")
     parsed.close()
     assert parsed.tags == ["p"] and "".join(parsed.text) == text
-    line = " ".join(text.split())
+    # rich drops zero-width code points (e.g. a lone skin-tone modifier) from table cells: that is rendering, not
+    # markup, so the markup check runs on the characters that occupy cells
+    line = " ".join("".join(ch for ch in text if cell_len(ch) > 0).split())
     if line:
         console = Console(file=io.StringIO(), width=400, color_system=None)
         table = Table(title=rich_text(line))

@@ -968,3 +968,65 @@ def test_real_goldset_validates_against_the_real_corpus():
     print(f"validated {r.counts.questions} questions against {r.corpus['documents']} documents in {elapsed:.2f} s")
     assert r.exit_code == 0, [(s, c, f.where, f.message) for s, c, f in r.failures()][:20]
     assert r.counts.questions == 42 and r.corpus["corpus_id"].startswith("mx-leyes-dof@")
+
+
+# ----------------------------------------------------------------------------------------------- the rule registry
+
+
+def test_rule_registry_codes_names_scopes_in_code_order():
+    """The split into rules/{corpus,contract,records}.py kept every code, name, scope and corpus need, in order."""
+    import harness.validate.rules as rules_pkg
+    from harness.validate.rules import RULES, rules_table
+
+    assert [(i.code, i.name, i.scope, i.needs_corpus) for i in RULE_INFO] == [
+        ("V001", "quote-contiguous", "record", True),
+        ("V002", "chunk-exists", "record", True),
+        ("V003", "document-metadata", "record", True),
+        ("V004", "heading-path", "record", True),
+        ("V005", "corpus-identity", "dataset", True),
+        ("V010", "question-count", "dataset", False),
+        ("V011", "category-count", "dataset", False),
+        ("V012", "category-allowed", "record", False),
+        ("V013", "required-fields", "record", False),
+        ("V014", "id-prefix", "record", False),
+        ("V015", "manifest-consistency", "dataset", False),
+        ("V016", "split-count", "dataset", False),
+        ("V017", "split-grouping", "dataset", False),
+        ("V020", "unique-id", "record", False),
+        ("V021", "unique-question", "record", False),
+        ("V030", "multi-document-hops", "record", False),
+        ("V031", "false-premise", "record", False),
+        ("V032", "as-of-date", "record", False),
+        ("V033", "evidence-present", "record", False),
+    ]
+    assert RULE_INFO[0].description == "each quote is one contiguous span of its cited chunk (normalised)"
+    modules = {code: fn.__module__.rsplit(".", 1)[1] for code, (_, fn) in RULES.items()}
+    assert {m: sorted(c for c, mm in modules.items() if mm == m) for m in set(modules.values())} == {
+        "corpus": ["V001", "V002", "V003", "V004", "V005"],
+        "contract": ["V010", "V011", "V012", "V013", "V014", "V015", "V016", "V017"],
+        "records": ["V020", "V021", "V030", "V031", "V032", "V033"],
+    }
+    table = rules_table()
+    assert all(f"{i.code}  {i.name}" in table for i in RULE_INFO) and table in (rules_pkg.__doc__ or "")
+
+
+def test_rule_decorator_takes_the_description_from_the_docstring_and_refuses_bad_declarations():
+    from harness.validate.rules.base import rule, rule_info
+
+    @rule("V099", "toy", scope="record", needs_corpus=False)
+    def toy(ctx, i, rec):
+        """a toy rule
+
+        Checks: nothing.
+        """
+        return []
+
+    info = rule_info(toy)
+    assert info is not None and (info.code, info.name, info.description) == ("V099", "toy", "a toy rule")
+    assert rule_info(len) is None
+    with pytest.raises(ValueError, match="three digits"):
+        rule("X1", "bad", scope="record", needs_corpus=False)
+    with pytest.raises(ValueError, match="scope"):
+        rule("V098", "bad", scope="file", needs_corpus=False)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="docstring"):
+        rule("V097", "bad", scope="record", needs_corpus=False)(lambda ctx, i, rec: [])

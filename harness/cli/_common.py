@@ -67,6 +67,6 @@ def emit(kind: str, value, fmt: str, out: str, *, path=None, field: str = "--out
     from harness.report.formats import emit as do_emit
 
     try:
-        do_emit(Result(kind, value, path), fmt, out, console=console, field=field)
+        do_emit(Result(kind, value, path), fmt, out, console=console, field=field, err=err_console)
     except HarnessError as exc:
         _fail(exc)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from harness.cli._checks import at_least
 from harness.cli._common import WORKDIR, _fail, app, console
 from harness.cli.run import MODEL_HELP
 from harness.errors import HarnessError, HarnessInputError
@@ -42,10 +43,14 @@ def embed(
     model: str = typer.Option(None, help=MODEL_HELP),
     index_fraction: float = typer.Option(None, help="Index whole documents in date order until this share of chunks."),
     until: str = typer.Option(None, help="Index documents dated up to this ISO date."),
-    batch_chunks: int = typer.Option(512, help="Chunks per committed batch (an interrupted build resumes)."),
+    batch_chunks: int = typer.Option(
+        512, help="Chunks per committed batch (an interrupted build resumes).", callback=at_least(1)
+    ),
     engine: str = typer.Option("local", help="local (worker processes), or ray (extra 'ray': Ray Data on 127.0.0.1)."),
     workers: int = typer.Option(
-        None, help="Embedding workers, one thread each (default: one per core; engine ray: 2 actors)."
+        None,
+        help="Embedding workers, one thread each (default: one per core; engine ray: 2 actors).",
+        callback=at_least(1),
     ),
     binarize: str = typer.Option(
         None, help="sign (value > 0) or centered (value > the slice's mean; own table); default: the model's."
@@ -54,9 +59,12 @@ def embed(
         None,
         help="Float rescoring the index will serve (M >= 1: check that the embedding cache holds every slice vector "
         "and report their size; 0: bits only). Default 8.",
+        callback=at_least(0),
     ),
     device: str = typer.Option("cpu", help="Ray workers' device: cpu or cuda (GPU actors)."),
-    shard_size: int = typer.Option(2048, help="Ray: chunks per shard (the unit of retry and resume)."),
+    shard_size: int = typer.Option(
+        2048, help="Ray: chunks per shard (the unit of retry and resume).", callback=at_least(1)
+    ),
 ) -> None:
     """Build or extend the binary vector index (cached, resumable, sharded over the cores)."""
     from harness.cli.run import vector_options

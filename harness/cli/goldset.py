@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from harness.cli._checks import at_least
 from harness.cli._common import (
     FORMAT,
     JSON_ALIAS,
@@ -59,7 +60,7 @@ def goldset_apply(
     result_out: str = RESULT_OUT,
 ) -> None:
     """Write the corrected set as a new minor version, only when it validates (exit 0), else exit 1."""
-    from harness.goldset.corrections import apply_correction
+    from harness.validate import apply_correction
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
     try:
@@ -130,7 +131,10 @@ def goldset_import(
     version: str = typer.Option("1.0.0", "--version", help="Version of the new set."),
     category: str = typer.Option("imported", "--category", help="Category of every question."),
     required_rel: int = typer.Option(
-        2, "--required-rel", help="Smallest rel of a required (grade 2) document; lower rel >= 1 is grade 1."
+        2,
+        "--required-rel",
+        help="Smallest rel of a required (grade 2) document; lower rel >= 1 is grade 1.",
+        callback=at_least(1),
     ),
     chunker: str = typer.Option("md-words-v1", "--chunker", help="Chunker recorded for runs (no evidence cites it)."),
 ) -> None:

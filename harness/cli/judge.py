@@ -6,47 +6,57 @@ from pathlib import Path
 
 import typer
 
+from harness.cli._checks import at_least, number
 from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format
 from harness.errors import HarnessError
 
+ALLOW_UNHASHED = typer.Option(
+    False, "--allow-unhashed", help="Accept, unverified, a run record written before records were hashed."
+)
+SPLIT = typer.Option("all", "--split", help="Questions judged: all, dev or test (the gold set's split field).")
 
-def _parse_guards(guards: list[str]) -> dict[str, float]:
-    out = {}
-    for g in guards or []:
-        cat, _, m = g.partition(":")
-        try:
-            out[cat] = float(m)
-        except ValueError:
-            raise HarnessError(f"--guard {g!r}: expected CATEGORY:MARGIN") from None
-    return out
+
+def _metrics(values: list[str] | None, default: str) -> list[str]:
+    """``--metric`` values, repeatable and comma-separated (``--metric mrr,recall@10 --metric all_hop@10``)."""
+    out = [m.strip() for v in (values or [default]) for m in v.split(",") if m.strip()]
+    return list(dict.fromkeys(out))
 
 
 @app.command()
 def compare(
     run_a: Path = typer.Argument(..., help="Baseline run record (RUN)."),
     run_b: Path = typer.Argument(..., help="Candidate run record (RUN); may be the same folder as RUN_A."),
-    metrics: str = typer.Option(",".join(("mrr", "recall@5", "recall@10", "all_hop@10", "evidence_recall@10"))),
+    metrics: str = typer.Option(
+        None, help="Comma-separated metric ids (default: the compare set, harness.metrics.METRIC_SETS['compare'])."
+    ),
     system_a: str = typer.Option(None, "--system-a"),
     system_b: str = typer.Option(None, "--system-b"),
-    reps: int = typer.Option(10000, help="Randomisation-test sign flips."),
-    seed: int = typer.Option(0),
+    reps: int = typer.Option(10000, help="Randomisation-test sign flips.", callback=at_least(1)),
+    seed: int = typer.Option(0, callback=at_least(0)),
+    split: str = SPLIT,
+    allow_unhashed: bool = ALLOW_UNHASHED,
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
 ) -> None:
     """Paired differences B - A with clustered intervals, randomisation tests and win/tie/loss counts."""
-    from harness.evaluation.compare import compare_runs
+    from harness.evaluation.compare import DEFAULT_COMPARE_METRICS, compare_runs
+    from harness.evaluation.runs import check_hashed
 
     fmt = output_format(fmt, as_json, out=out)
+    ids = DEFAULT_COMPARE_METRICS if metrics is None else tuple(m.strip() for m in metrics.split(",") if m.strip())
     try:
+        for field, path in (("RUN_A", run_a), ("RUN_B", run_b)):
+            check_hashed(path, allow_unhashed=allow_unhashed, field=field)
         rep = compare_runs(
             run_a,
             run_b,
-            metrics=tuple(m.strip() for m in metrics.split(",") if m.strip()),
+            metrics=ids,
             system_a=system_a,
             system_b=system_b,
             reps=reps,
             seed=seed,
+            split=split,
         )
     except HarnessError as exc:
         _fail(exc)
@@ -57,30 +67,54 @@ def compare(
 def gate(
     baseline: Path = typer.Option(..., "--baseline", help="Baseline run record."),
     candidate: Path = typer.Option(..., "--candidate", help="Candidate run record."),
-    metric: str = typer.Option("mrr"),
-    margin: float = typer.Option(0.02, help="Non-inferiority margin (absolute, metric units)."),
-    alpha: float = typer.Option(0.05, help="One-sided level."),
-    system_baseline: str = typer.Option(None, "--system-baseline"),
-    system_candidate: str = typer.Option(None, "--system-candidate"),
-    guard: list[str] = typer.Option(None, "--guard", help="Per-category guard CATEGORY:MARGIN (repeatable)."),
+    metric: list[str] = typer.Option(
+        None, "--metric", help="Metric id(s) judged, repeatable or comma-separated (default mrr); each is one check."
+    ),
+    margin: float = typer.Option(0.02, help="Non-inferiority margin: a finite number >= 0 (absolute, metric units)."),
+    alpha: float = typer.Option(0.05, help="One-sided level (the check intervals are two-sided at 1 - 2 alpha)."),
+    system_baseline: str = typer.Option(
+        None, "--system-baseline", help="Baseline system (when BASELINE holds several)."
+    ),
+    system_candidate: str = typer.Option(
+        None, "--system-candidate", help="Candidate system (when CANDIDATE holds several)."
+    ),
+    guard: list[str] = typer.Option(
+        None,
+        "--guard",
+        help="Per-category guard CATEGORY:MARGIN (first metric) or CATEGORY:METRIC:MARGIN, repeatable; three-way too.",
+    ),
+    split: str = SPLIT,
+    on_inconclusive: str = typer.Option(
+        None, "--on-inconclusive", help="Map an INCONCLUSIVE verdict (exit 3) to fail (exit 1) or pass (exit 0)."
+    ),
     verdict: Path = typer.Option(Path("gate-verdict.json"), "--verdict", help="Where the JSON verdict goes."),
+    allow_unhashed: bool = ALLOW_UNHASHED,
     fmt: str = FORMAT,
     out: str = OUT,
 ) -> None:
-    """Non-inferiority gate: exit 0 pass, 1 fail, 2 unusable or incomparable input."""
-    from harness.evaluation.compare import gate as do_gate
+    """Non-inferiority gate: exit 0 PASS (lower bound > -margin), 1 FAIL (upper bound < -margin), 2 unusable or
+    incomparable input, 3 INCONCLUSIVE (neither; --on-inconclusive maps it). PASS needs every metric and guard to
+    pass, FAIL any one to fail (intersection-union, no multiplicity adjustment)."""
+    from harness.evaluation.gate import gate as do_gate
+    from harness.evaluation.runs import check_hashed
+    from harness.report.formats import check_output
 
     fmt = output_format(fmt, out=out)
     try:
+        check_output(verdict, field="--verdict")
+        for field, path in (("--baseline", baseline), ("--candidate", candidate)):
+            check_hashed(path, allow_unhashed=allow_unhashed, field=field)
         v = do_gate(
             baseline,
             candidate,
-            metric=metric,
+            metric=_metrics(metric, "mrr"),
             margin=margin,
             alpha=alpha,
             system_baseline=system_baseline,
             system_candidate=system_candidate,
-            category_guards=_parse_guards(guard),
+            guards=list(guard or []),
+            split=split,
+            on_inconclusive=on_inconclusive,
             verdict_path=verdict,
         )
     except HarnessError as exc:
@@ -93,23 +127,28 @@ def gate(
 def power(
     run: Path = typer.Option(..., "--run", help="Run record."),
     metric: str = typer.Option("mrr"),
-    delta: float = typer.Option(0.02, help="Difference to detect."),
+    delta: float = typer.Option(0.02, help="Difference to detect (> 0).", callback=number(0, open_lower=True)),
     system: str = typer.Option(None),
-    alpha: float = typer.Option(0.05),
-    target_power: float = typer.Option(0.8, "--power"),
+    alpha: float = typer.Option(0.05, callback=number(0, 0.5, open_lower=True, open_upper=True)),
+    target_power: float = typer.Option(0.8, "--power", callback=number(0, 1, open_lower=True, open_upper=True)),
     baseline: Path = typer.Option(None, "--baseline", help="Plan for the paired difference RUN - BASELINE."),
     system_baseline: str = typer.Option(
         None, "--system-baseline", help="Baseline system (when BASELINE holds several)."
     ),
+    sided: str = typer.Option("one", "--sided", help="one (the gate's test, default) or two-sided test."),
+    split: str = SPLIT,
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
 ) -> None:
-    """Clusters and questions needed to detect DELTA with the given power, from the run's ICC and cluster sizes."""
+    """Clusters and questions needed to detect DELTA with the given power, from the run's ICC (truncated at 0),
+    cluster sizes and their CV (DEFF of Eldridge, Ashby & Kerry 2006)."""
     from harness.evaluation.power import power_plan
 
     fmt = output_format(fmt, as_json, out=out)
     try:
+        if sided not in ("one", "two"):
+            raise HarnessError(f"--sided: {sided!r} is not one of one, two")
         plan = power_plan(
             run,
             metric=metric,
@@ -119,6 +158,8 @@ def power(
             power=target_power,
             baseline=baseline,
             system_baseline=system_baseline,
+            one_sided=sided == "one",
+            split=split,
         )
     except HarnessError as exc:
         _fail(exc)
@@ -127,24 +168,36 @@ def power(
 
 @app.command()
 def sweep(
-    run: Path = typer.Option(..., "--run", help="Run record holding the bm25 and vector systems."),
-    w: str = typer.Option(
-        "0:1:0.05", "--w", help="Weight grid start:stop:step or a comma list (W x BM25 + (1-W) x vector)."
-    ),
-    metric: str = typer.Option("mrr"),
+    run: Path = typer.Option(..., "--run", help="Run record holding the systems to fuse."),
+    fusion: str = typer.Option("wsum", "--fusion", help="Fusion method of the registry: wsum, rrf or mnz."),
+    inputs: str = typer.Option("bm25,vector", "--inputs", help="The systems of the run to fuse, A,B (wsum: W on A)."),
+    w: str = typer.Option(None, "--w", help="wsum weight grid start:stop:step or a comma list (default 0:1:0.05)."),
+    k: str = typer.Option(None, "--k", help="rrf k grid start:stop:step or a comma list (default 5:100:5)."),
+    metric: str = typer.Option("mrr", help="Metric id chosen on (any of harness.metrics)."),
     level: str = typer.Option(None, help="document or chunk (default: the metric's level)."),
     goldset: Path = typer.Option(None, "--goldset", help="Gold set (default: the path recorded in the run)."),
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
 ) -> None:
-    """Choose the fusion weight on the dev split; report it on the test split only."""
-    from harness.evaluation.sweep import parse_weight_grid
+    """Choose a fusion setting on the dev split; report it on the test split beside each of its inputs alone."""
     from harness.evaluation.sweep import sweep as do_sweep
 
     fmt = output_format(fmt, as_json, out=out)
     try:
-        res = do_sweep(run, parse_weight_grid(w), metric, level, goldset_path=goldset)
+        for flag, value, method in (("--w", w, "wsum"), ("--k", k, "rrf")):
+            if value is not None and fusion != method:
+                raise HarnessError(f"{flag}: applies to --fusion {method} only (got --fusion {fusion})")
+        grid = w if fusion == "wsum" else k
+        res = do_sweep(
+            run,
+            grid,
+            metric,
+            level,
+            goldset_path=goldset,
+            fusion=fusion,
+            inputs=[x for x in inputs.split(",") if x.strip()],
+        )
     except HarnessError as exc:
         _fail(exc)
     emit("sweep", res, fmt, out)

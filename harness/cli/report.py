@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from harness.cli._checks import number
 from harness.cli._common import _fail, app, err_console
 from harness.errors import HarnessError
 
@@ -18,7 +19,7 @@ def report(
     ),
     fmt: str = typer.Option("html", "--format", help="html (self-contained) or markdown (pull-request comment)."),
     baseline: str = typer.Option(None, "--baseline", help="Baseline system (or run folder) for paired differences."),
-    margin: float = typer.Option(0.02, help="Gate margin drawn on the forest plot."),
+    margin: float = typer.Option(0.02, help="Gate margin drawn on the forest plot (>= 0).", callback=number(0)),
     known_item: Path = typer.Option(None, "--known-item", help="Known-item output folder to include."),
     coverage: Path = typer.Option(None, "--coverage", help="Coverage study JSON to include."),
 ) -> None:

@@ -6,8 +6,13 @@ from pathlib import Path
 
 import typer
 
+from harness.cli._checks import at_least, depth
 from harness.cli._common import FORMAT, JSON_ALIAS, OUT, RUNS_DIR, WORKDIR, _fail, app, emit, err_console, output_format
 from harness.errors import HarnessError, HarnessInputError
+
+SPLIT = typer.Option(
+    "all", "--split", help="Questions the tables show: all, dev or test (every question is still scored and recorded)."
+)
 
 
 def vector_options(model, index_fraction, until, backend, binarize, rescore=None):
@@ -64,11 +69,13 @@ def run(
     workdir: Path = WORKDIR,
     runs_dir: Path = RUNS_DIR,
     run_id: str = typer.Option(None, "--run-id", help="Run record name (default: time-based, unique)."),
-    doc_depth: int = typer.Option(50, help="Document ranking depth."),
-    chunk_depth: int = typer.Option(200, help="Chunk ranking depth."),
+    doc_depth: int = typer.Option(50, help="Document ranking depth (>= the largest k, 20).", callback=depth()),
+    chunk_depth: int = typer.Option(200, help="Chunk ranking depth (>= the largest k, 20).", callback=depth()),
     clustering: str = typer.Option("components", help="components | first-document | none."),
-    seed: int = typer.Option(0, help="Seed for bootstrap intervals."),
-    bootstrap_reps: int = typer.Option(5000, "--bootstrap-reps", help="Cluster bootstrap replicates."),
+    seed: int = typer.Option(0, help="Seed for bootstrap intervals.", callback=at_least(0)),
+    bootstrap_reps: int = typer.Option(
+        5000, "--bootstrap-reps", help="Cluster bootstrap replicates (>= 100).", callback=at_least(100)
+    ),
     model: str = typer.Option(None, help=MODEL_HELP),
     index_fraction: float = typer.Option(
         None, help="Default vector index slice: chronological share of chunks (vector:index_fraction=F)."
@@ -83,7 +90,8 @@ def run(
         help="Default vector bits: sign (value > 0) or centered (value > the slice's mean); default: the model's "
         "(centered for e5-small, sign otherwise; vector:binarize=B).",
     ),
-    rescore: int = typer.Option(None, help=RESCORE_HELP),
+    rescore: int = typer.Option(None, help=RESCORE_HELP, callback=at_least(0)),
+    split: str = SPLIT,
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
@@ -106,6 +114,7 @@ def run(
             seed=seed,
             bootstrap_reps=bootstrap_reps,
             system_defaults={"vector": vector},
+            split=split,
         )
         path = do_run(
             goldset,
@@ -131,10 +140,11 @@ def evaluate(
     runs_dir: Path = RUNS_DIR,
     run_id: str = typer.Option(None, "--run-id"),
     level: str = typer.Option(None, help="Force 'document' or 'chunk' for a TREC file."),
-    doc_depth: int = typer.Option(50),
-    chunk_depth: int = typer.Option(200),
+    doc_depth: int = typer.Option(50, help="Document ranking depth (>= the largest k, 20).", callback=depth()),
+    chunk_depth: int = typer.Option(200, help="Chunk ranking depth (>= the largest k, 20).", callback=depth()),
     clustering: str = typer.Option("components"),
-    seed: int = typer.Option(0),
+    seed: int = typer.Option(0, callback=at_least(0)),
+    split: str = SPLIT,
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
@@ -144,7 +154,7 @@ def evaluate(
     from harness.evaluation.runs import load_run
 
     fmt = output_format(fmt, as_json, out=out)
-    opts = RunOptions(doc_depth=doc_depth, chunk_depth=chunk_depth, clustering=clustering, seed=seed)
+    opts = RunOptions(doc_depth=doc_depth, chunk_depth=chunk_depth, clustering=clustering, seed=seed, split=split)
     try:
         path = evaluate_rankings(goldset, rankings, runs_dir=runs_dir, run_id=run_id, options=opts, level=level)
         rec = load_run(path)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from harness.cli._checks import at_least, int_list
 from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format
 from harness.errors import HarnessError
 
@@ -15,21 +16,27 @@ def known_item(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
     out: Path = typer.Option(..., "--out", help="Output folder (written atomically)."),
     chunk_words: str = typer.Option(
-        "100", help="Chunk size in words; a comma list (50,100,400) runs the sensitivity study."
+        "100",
+        help="Chunk size in words; a comma list (50,100,400) runs the sensitivity study.",
+        callback=int_list(1),
     ),
-    query_words: int = typer.Option(20, help="Query = the first N words of each chunk."),
+    query_words: int = typer.Option(20, help="Query = the first N words of each chunk.", callback=at_least(1)),
     systems: str = typer.Option(
         "bm25",
         help="Comma-separated: bm25, tfidf, vector, vector:<option>=<value> (e.g. vector:rescore=0, "
         "vector:model=e5-small); the first is system A.",
     ),
     coverage: bool = typer.Option(False, "--coverage", help="Also run the coverage study on the outcomes."),
-    reps: int = typer.Option(5000, help="Coverage: samples per design."),
-    k: str = typer.Option("5,10,20,40,80", "--K", help="Coverage: documents per sample (SRS design)."),
-    workers: int = typer.Option(2, help="Search worker processes."),
+    reps: int = typer.Option(5000, help="Coverage: samples per design (>= 10).", callback=at_least(10)),
+    k: str = typer.Option(
+        "5,10,20,40,80", "--K", help="Coverage: documents per sample (SRS design; each >= 2).", callback=int_list(2)
+    ),
+    workers: int = typer.Option(2, help="Search worker processes.", callback=at_least(1)),
     model: str = typer.Option(None, "--model", help="Default embedding model of vector systems (as in `harness run`)."),
     binarize: str = typer.Option(None, help="Default bits of vector systems: sign or centered (default: the model's)."),
-    rescore: int = typer.Option(None, help="Default float rescoring of vector systems: M (default 8), 0 = Hamming."),
+    rescore: int = typer.Option(
+        None, help="Default float rescoring of vector systems: M (default 8), 0 = Hamming.", callback=at_least(0)
+    ),
     workdir: Path = WORKDIR,
     overwrite: bool = typer.Option(False, help="Replace an existing output folder."),
     fmt: str = FORMAT,
@@ -73,12 +80,14 @@ def known_item(
 @app.command("coverage")
 def coverage_cmd(
     population: Path = typer.Option(..., "--population", help="A known-item output folder (per_document.jsonl)."),
-    reps: int = typer.Option(5000, help="Samples per design."),
-    k: str = typer.Option("5,10,20,40,80", "--K", help="Documents per sample (SRS design)."),
-    types: int = typer.Option(6, help="Two-stage design: types sampled (0 skips the design)."),
-    per_type: int = typer.Option(4, help="Two-stage design: documents per type."),
-    b: int = typer.Option(999, "--B", help="Inner bootstrap replicates."),
-    seed: int = typer.Option(0),
+    reps: int = typer.Option(5000, help="Samples per design (>= 10).", callback=at_least(10)),
+    k: str = typer.Option(
+        "5,10,20,40,80", "--K", help="Documents per sample (SRS design; each >= 2).", callback=int_list(2)
+    ),
+    types: int = typer.Option(6, help="Two-stage design: types sampled (0 skips the design).", callback=at_least(0)),
+    per_type: int = typer.Option(4, help="Two-stage design: documents per type.", callback=at_least(1)),
+    b: int = typer.Option(999, "--B", help="Inner bootstrap replicates (>= 39).", callback=at_least(39)),
+    seed: int = typer.Option(0, callback=at_least(0)),
     system: str = typer.Option(None, help="Which system's outcomes (default: the first)."),
     out: Path = typer.Option(None, "--out", help="Output folder (default: the population folder)."),
     fmt: str = FORMAT,

@@ -4,6 +4,8 @@
 folder, inside it); optional ``title``, ``date`` (ISO), ``institution``, ``doc_type``, ``section`` or ``edition``,
 ``collection``; other keys are kept in ``extra``. Without ``metadata.jsonl`` every ``**/*.md`` file is a document
 whose id is its path without the ``.md`` suffix (``SOURCE.md`` and ``README.md`` at the top are not documents).
+Every metadata string (ids included) is read in NFC (:mod:`harness.nfc`), except ``path``, which names a file as the
+file system holds it; two documents whose ids differ only in their Unicode form are one id twice (refused).
 
 Symbolic links: a document reached through a link (a linked file, or a file inside a linked folder) must resolve
 inside the corpus folder; one that leads outside is refused, naming the link and its target, whether the documents
@@ -27,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from harness.corpus.chunker import Chunk, Chunker, decode_source
 from harness.errors import HarnessInputError
 from harness.io import canonical_json, read_jsonl
+from harness.nfc import nfc
 
 __all__ = ["CorpusSource", "DocMeta", "iter_document_chunks", "read_document", "scan_corpus"]
 
@@ -111,8 +114,9 @@ def _read_metadata(root: Path) -> list[DocMeta]:
     docs: list[DocMeta] = []
     seen_ids: dict[str, int] = {}
     seen_paths: dict[str, int] = {}
-    for line, obj in read_jsonl(meta_path):
+    for line, raw in read_jsonl(meta_path):
         where = f"{meta_path}:{line}"
+        obj = nfc(raw, keep={"path"})
         doc_id = obj.get("doc_id")
         if isinstance(doc_id, int) and not isinstance(doc_id, bool):
             doc_id = str(doc_id)
@@ -169,11 +173,19 @@ def _discover(root: Path) -> list[DocMeta]:
                     _refuse_outside_link(p, real_root)
                 found.append(p)
     docs = []
+    seen: dict[str, str] = {}
     for p in sorted(found):
         rel = p.relative_to(root).as_posix()
         if rel in ("SOURCE.md", "README.md"):
             continue
-        docs.append(DocMeta(doc_id=rel[: -len(".md")], path=rel))
+        doc_id = nfc(rel[: -len(".md")])
+        if doc_id in seen:
+            raise HarnessInputError(
+                f"{root / rel}: document id {doc_id!r} (in NFC) is also the id of {root / seen[doc_id]}: two file "
+                "names that differ only in their Unicode form"
+            )
+        seen[doc_id] = rel
+        docs.append(DocMeta(doc_id=doc_id, path=rel))
     return docs
 
 

@@ -19,6 +19,7 @@ from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError, StaleGoldsetError
+from harness.evaluation.pairing import check_split
 from harness.evaluation.runs import (
     RUN_SCHEMA_VERSION,
     default_run_id,
@@ -29,7 +30,7 @@ from harness.evaluation.runs import (
 from harness.evaluation.trec import read_rankings, trec_qrels_lines, trec_run_lines
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
-from harness.metrics import MetricSpec, aggregate, question_metrics
+from harness.metrics import MetricSpec, aggregate, question_metrics, summary_metric_ids
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
 from harness.stats import all_intervals, satterthwaite_df
@@ -42,18 +43,6 @@ NO_EVIDENCE_NOTE = (
     "metrics are undefined"
 )
 """The summary note of a chunk-level metric over questions none of which cites evidence (mean ``None``, not 0)."""
-
-
-def summary_metric_ids(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
-    """The metric ids a run summarises, in display order."""
-    ids = ["mrr"]
-    ids += [f"recall@{k}" for k in ks]
-    ids += [f"all_hop@{k}" for k in ks]
-    ids += [f"hit@{k}" for k in ks]
-    ids += ["ndcg@10"]
-    ids += [f"evidence_recall@{k}" for k in ks]
-    ids += ["evidence_mrr"]
-    return ids
 
 
 @dataclass
@@ -69,6 +58,9 @@ class RunOptions:
             ``{"vector": VectorOptions(binarize="centered")}``; a name's own options override them;
             :mod:`harness.retrieve.registry`). Each system's resolved options are recorded in the manifest's
             ``system_options``.
+        split: ``all`` (default), ``dev`` or ``test``: the questions the tables show. Every question is still
+            scored and recorded (so the record stays comparable); the summary gains the split as a slice and the
+            manifest records ``split`` (:func:`split_slice`).
     """
 
     doc_depth: int = DEFAULT_DOC_DEPTH
@@ -79,6 +71,27 @@ class RunOptions:
     bootstrap_reps: int = 5000
     level: float = 0.95
     system_defaults: Mapping[str, BaseModel] = field(default_factory=dict)
+    split: str = "all"
+
+
+def split_slice(goldset: GoldSet, split: str) -> dict[str, set[str]]:
+    """``{split: question ids}`` of a ``dev`` or ``test`` split (the gold set's ``split`` field); ``{}`` for ``all``.
+
+    Raises:
+        HarnessInputError: an unknown split, or one without questions (naming the gold set's field).
+    """
+    if check_split(split) == "all":
+        return {}
+    qids = {r.qid for r in goldset.records if r.split == split}
+    if not qids:
+        raise HarnessInputError(
+            f"{goldset.records_path}: field split: --split {split}: the gold set has no {split} question"
+        )
+    return {split: qids}
+
+
+def _split_extra(options: RunOptions) -> dict:
+    return {} if options.split == "all" else {"split": options.split}
 
 
 def cr2_df(cluster_labels: Sequence[str]) -> float | None:
@@ -285,6 +298,7 @@ def run(
         raise HarnessInputError(f"{Path(runs_dir) / run_id}: run id exists already; refusing to overwrite")
     t0 = time.perf_counter()
     goldset = load_goldset(goldset_path)
+    split_qids = split_slice(goldset, options.split)
     chunker_id = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
     if chunker_id not in CHUNKERS:
         raise HarnessInputError(
@@ -312,7 +326,7 @@ def run(
             options,
             n_docs=cmanifest.n_documents,
             n_chunks=cmanifest.n_chunks,
-            slices=sysset.slices(goldset),
+            slices={**sysset.slices(goldset), **split_qids},
         )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
         return _write_record(
@@ -332,6 +346,7 @@ def run(
                 "coverage": sysset.coverage_info(goldset),
                 "timings_s": timings,
                 "index_bytes": sysset.index_bytes(),
+                **_split_extra(options),
             },
         )
     finally:
@@ -391,8 +406,9 @@ def evaluate_rankings(
     options = options or RunOptions()
     run_id = run_id or default_run_id("eval")
     goldset = load_goldset(goldset_path)
+    split_qids = split_slice(goldset, options.split)
     results = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records})
-    rows, summary, clusters_info = score_results(goldset, results, options)
+    rows, summary, clusters_info = score_results(goldset, results, options, slices=split_qids)
     man = goldset.manifest
     return _write_record(
         runs_dir,
@@ -410,7 +426,7 @@ def evaluate_rankings(
             "chunker_id": man.chunker_version if man else None,
         },
         system_configs={s: {"system": s, "source": "external rankings"} for s in results},
-        extra={"rankings_file": str(rankings_path)},
+        extra={"rankings_file": str(rankings_path), **_split_extra(options)},
     )
 
 

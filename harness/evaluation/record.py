@@ -5,7 +5,8 @@ Schema version 2 (:data:`RUN_SCHEMA_VERSION`). Key paths every consumer relies o
     summary.json          systems.<system>.<slice>.overall.<metric>.mean            (slice "all" = every question)
                           systems.<system>.<slice>.overall.<metric>.intervals.<method>.{lower, upper}
     per_question.jsonl    one object per (system, question): system, qid, metrics.<metric>, rankings.{document, chunk}
-    manifest.json         schema_version, run_id, goldset, corpus, systems, depths.{document, chunk}, clusters, ...
+    manifest.json         schema_version, run_id, goldset, corpus, systems, depths.{document, chunk}, clusters, ...,
+                          content_sha256.{summary.json, per_question.jsonl, trec/<file>}   (hex sha256 of the bytes)
 
 Declared ranges, checked wherever a record is read or written (:func:`validated`): metric values and means lie in
 [0, 1]; interval bounds are numbers, finite or explicitly infinite (``Infinity`` in JSON), never NaN, with
@@ -18,6 +19,12 @@ Schema 1 (every record written before this module, including the committed basel
 (:func:`upgrade_v1`): ``docs``/``chunks`` row keys become ``rankings.document``/``rankings.chunk``, level keys are
 renamed, absolute paths become relative to the working directory, and the schema version is set. Nothing else
 changes, so every number of an old record reads back exactly.
+
+Content hashes: the manifest of a record written now lists the sha256 of every other file of the record
+(``content_sha256``, :class:`Manifest`); :func:`harness.evaluation.runs.load_run` verifies them, so a file edited
+after harness wrote it is refused. A record without the field (every record written before it, the committed
+baseline included) is read unverified with one notice line, and refused by ``gate`` and ``compare`` unless
+``--allow-unhashed``.
 """
 
 from __future__ import annotations
@@ -56,6 +63,13 @@ def _relative(v: str) -> str:
     return v
 
 
+def _inside_record(v: str) -> str:
+    parts = v.split("/")
+    if not v or v.startswith("/") or "\\" in v or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"{v!r} is not a file path inside the record folder (relative, '/'-separated, no '..')")
+    return v
+
+
 def _level_keys(value: Any) -> Any:
     """``{"docs": x, "chunks": y}`` -> ``{"document": x, "chunk": y}`` (any spelling :func:`parse_level` accepts)."""
     if isinstance(value, dict):
@@ -73,6 +87,10 @@ Depth = Annotated[int, Field(ge=1)]
 Fraction = Annotated[float, Field(gt=0.0, lt=1.0)]
 Seconds = Annotated[float, Field(ge=0.0)]
 RelPath = Annotated[str, AfterValidator(_relative)]
+RecordFile = Annotated[str, AfterValidator(_inside_record)]
+"""A file of the record, relative to its folder (``summary.json``, ``trec/bm25.document.run``)."""
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+"""A hex sha256 digest (64 lowercase hex digits)."""
 T = TypeVar("T")
 LevelMap = Annotated[dict[Level, T], BeforeValidator(_level_keys)]
 """A mapping keyed by ranking level (``document`` / ``chunk``)."""
@@ -312,7 +330,12 @@ class VectorCoverage(_Open):
 
 class Manifest(_Open):
     """``manifest.json``: what a run evaluated, with what, and how. Sections the producer adds beyond the declared
-    ones are kept verbatim."""
+    ones are kept verbatim.
+
+    ``content_sha256`` is ``{file of the record: hex sha256 of its bytes}`` for every file but the manifest itself
+    (written by :func:`harness.evaluation.runs.write_run_record`, verified by
+    :func:`harness.evaluation.runs.load_run`); ``None`` in a record written before records were hashed.
+    """
 
     schema_version: int = RUN_SCHEMA_VERSION
     run_id: str
@@ -335,6 +358,7 @@ class Manifest(_Open):
     timings_s: dict[str, Seconds] = Field(default_factory=dict)
     index_bytes: dict[str, Count] = Field(default_factory=dict)
     rankings_file: RelPath | None = None
+    content_sha256: dict[RecordFile, Sha256] | None = None
 
     @model_validator(mode="after")
     def _known_version(self) -> Manifest:

@@ -15,6 +15,13 @@ never overwritten)::
 The three JSON files are typed (:mod:`harness.evaluation.record`: pydantic models with declared value ranges and a
 schema version); :func:`load_run` checks every value on read and upgrades older schemas. Everything that reports,
 compares or gates reads these files only, through :class:`RunRecord`, so any past run can be reported again.
+
+Content hashes: the manifest, written last, records the sha256 of every other file (``content_sha256``,
+:func:`record_hashes`); :func:`load_run` verifies them after the value ranges, so a record edited after harness wrote
+it (a hand-edited ``summary.json``, every MRR in ``per_question.jsonl`` set to 1.0, a changed or added TREC file) is
+refused with one line naming the file (exit 2). A record written before hashing (no ``content_sha256``) is read
+unverified with one notice line on stderr; ``gate`` and ``compare`` refuse it unless ``--allow-unhashed``
+(:func:`check_hashed`). The hashes detect edits and damage, not an adversary who also rewrites the manifest.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import datetime as dt
 import json
 import platform
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -40,16 +47,18 @@ from harness.evaluation.record import (
     upgrade_v1,
     validated,
 )
-from harness.io import atomic_directory, read_jsonl
+from harness.io import atomic_directory, read_jsonl, sha256_file, stderr_notice
 
 __all__ = [
     "RUN_SCHEMA_VERSION",
     "RunRecord",
     "check_comparable",
+    "check_hashed",
     "default_run_id",
     "git_commit",
     "library_versions",
     "load_run",
+    "record_hashes",
     "write_run_record",
 ]
 
@@ -134,7 +143,8 @@ def write_run_record(
         qrels: ``{level: lines}``.
 
     Returns:
-        The record's folder.
+        The record's folder; its manifest, written last, lists the sha256 of every other file
+        (``content_sha256``, :func:`record_hashes`).
 
     Raises:
         HarnessInputError: the run id exists already, or is not a plain folder name; a content out of its declared
@@ -152,7 +162,6 @@ def write_run_record(
         for i, r in enumerate(per_question, start=1)
     ]
     with atomic_directory(final, kind="run record", field="--run-id") as tmp:
-        (tmp / "manifest.json").write_text(_dump(manifest), "utf-8")
         with open(tmp / "per_question.jsonl", "w", encoding="utf-8") as f:
             for row in rows:
                 f.write(json.dumps(row.model_dump(mode="python"), ensure_ascii=False) + "\n")
@@ -164,7 +173,72 @@ def write_run_record(
             (trec / f"{safe}.{level}.run").write_text("\n".join(lines) + ("\n" if lines else ""), "utf-8")
         for level, lines in qrels.items():
             (trec / f"qrels.{level}.txt").write_text("\n".join(lines) + ("\n" if lines else ""), "utf-8")
+        hashed = manifest.model_copy(update={"content_sha256": record_hashes(tmp)})
+        (tmp / "manifest.json").write_text(_dump(hashed), "utf-8")
     return final
+
+
+def record_hashes(folder: str | Path) -> dict[str, str]:
+    """``{file: hex sha256 of its bytes}`` for every file of a record folder but ``manifest.json``: ``summary.json``,
+    ``per_question.jsonl`` and each file under ``trec/`` (keys relative to the folder, ``/``-separated, sorted)."""
+    root = Path(folder)
+    files = [root / "per_question.jsonl", root / "summary.json"]
+    if (root / "trec").is_dir():
+        files += sorted(p for p in (root / "trec").iterdir())
+    return {p.relative_to(root).as_posix(): sha256_file(p) for p in files if p.is_file()}
+
+
+_UNHASHED = "no content_sha256 (a record written before run records were hashed)"
+
+
+def _verify_hashes(path: Path, manifest: Manifest, log) -> None:
+    """Check every file of the record against ``manifest.content_sha256`` (see the module docstring)."""
+    where = path / "manifest.json"
+    listed = manifest.content_sha256
+    if listed is None:
+        if log is not None:
+            log(f"{where}: {_UNHASHED}: summary.json, per_question.jsonl and trec/ are read unverified")
+        return
+    for required in ("summary.json", "per_question.jsonl"):
+        if required not in listed:
+            raise HarnessInputError(f"{where}: field content_sha256: does not list {required}")
+    trec = path / "trec"
+    present = {p.relative_to(path).as_posix() for p in trec.iterdir()} if trec.is_dir() else set()
+    extra = sorted(present - set(listed))
+    if extra:
+        raise HarnessInputError(
+            f"{path / extra[0]}: not part of the record (not in {where} field content_sha256); refusing the record"
+        )
+    for name, want in listed.items():
+        f = path / name
+        if not f.is_file():
+            raise HarnessInputError(f"{f}: listed in {where} field content_sha256 but missing")
+        got = sha256_file(f)
+        if got != want:
+            raise HarnessInputError(
+                f"{f}: sha256 {got[:12]}… differs from {want[:12]}… recorded in {where}: the file was changed after "
+                "harness wrote the record; refusing it"
+            )
+
+
+def check_hashed(path: str | Path, *, allow_unhashed: bool, field: str) -> None:
+    """Refuse, before any work, a record written before run records were hashed, unless ``allow_unhashed``
+    (``gate`` and ``compare``: ``--allow-unhashed``). Reads ``manifest.json`` only; every other problem of the
+    record is left to :func:`load_run`, which also verifies the hashes.
+
+    Raises:
+        HarnessInputError: ``<field> <path>/manifest.json: field content_sha256: missing ...`` (exit 2).
+    """
+    man = Path(path) / "manifest.json"
+    try:
+        raw = json.loads(man.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return
+    if isinstance(raw, dict) and raw.get("content_sha256") is None and not allow_unhashed:
+        raise HarnessInputError(
+            f"{field} {man}: field content_sha256: missing (a record written before run records were hashed, so "
+            "its files cannot be verified); run it again, or pass --allow-unhashed to accept it unverified"
+        )
 
 
 @dataclass
@@ -247,13 +321,20 @@ def _parse_json(path: Path, text: str) -> dict:
     return obj
 
 
-def load_run(path: str | Path) -> RunRecord:
-    """Load a run record folder, upgrading schema 1 on the fly, every value checked against its declared range.
+def load_run(path: str | Path, *, log: Callable[[str], None] | None = stderr_notice) -> RunRecord:
+    """Load a run record folder, upgrading schema 1 on the fly, every value checked against its declared range,
+    then every file against the sha256 its manifest records (``content_sha256``).
+
+    Args:
+        path: the record folder.
+        log: called with one notice line when the record carries no hashes (written before records were hashed;
+            read unverified); default a line on stderr, ``None`` silent.
 
     Raises:
         HarnessInputError: missing folder or files, the temporary folder of an interrupted write (``.<id>.*.tmp``),
             malformed JSON, an unknown schema version, a value outside its declared range (``<file>:<line>: field
-            <path>: <message>``; exit 2).
+            <path>: <message>``), a file whose sha256 differs from the recorded one, a listed file missing, a file
+            under ``trec/`` the manifest does not list (exit 2).
     """
     path = Path(path)
     if not path.is_dir():
@@ -282,6 +363,7 @@ def load_run(path: str | Path) -> RunRecord:
         validated(QuestionRow, obj, files["per_question.jsonl"], line=line)
         for (line, _), obj in zip(numbered, raw_rows, strict=True)
     ]
+    _verify_hashes(path, manifest, log)
     return RunRecord(
         path=path,
         manifest=manifest,

@@ -9,6 +9,9 @@ JSONL: one object per (system, question): ``{"qid": .., "system": "name" (defaul
 "docs": [[id, score], ...], "chunks": [[id, score], ...]}``; either list may be absent; a plain list of ids is
 accepted and scored ``n - position``.
 
+Question ids, system tags and document/chunk ids are read in NFC (:mod:`harness.nfc`), the form gold sets and
+corpora are read in, so an id written in NFD matches its gold id.
+
 Out (:func:`trec_run_lines`, :func:`trec_qrels_lines`): the ``trec/`` files of a run record, readable by trec_eval,
 ir_measures and ranx.
 """
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from harness.errors import HarnessInputError
 from harness.goldset.io import GoldSet
+from harness.nfc import nfc
 from harness.ranking import sort_ranking
 from harness.retrieve.base import QueryResult
 
@@ -33,9 +37,9 @@ def _pairs(value, where: str, field: str) -> list[tuple[str, float]]:
     n = len(value)
     for i, item in enumerate(value):
         if isinstance(item, str | int) and not isinstance(item, bool):
-            out.append((str(item), float(n - i)))
+            out.append((nfc(str(item)), float(n - i)))
         elif isinstance(item, list) and len(item) == 2 and isinstance(item[1], int | float):
-            out.append((str(item[0]), float(item[1])))
+            out.append((nfc(str(item[0])), float(item[1])))
         else:
             raise HarnessInputError(f"{where}: field {field}[{i}]: expected [id, score] or id")
     return out
@@ -50,6 +54,8 @@ def read_rankings(
         path: TREC run file or ``.jsonl``.
         level: ``document`` or ``chunk`` to force the level of a TREC file.
         known_qids: question ids of the gold set; an unknown qid is an error.
+
+    Every id and tag is returned in NFC (:func:`harness.nfc.nfc`).
 
     Raises:
         HarnessInputError: missing file, malformed line (``file:line: field``), unknown qid, bad level.
@@ -80,8 +86,8 @@ def read_rankings(
                 unknown = sorted(set(obj) - {"qid", "system", "docs", "chunks"})
                 hint = f" (unknown keys: {', '.join(unknown)})" if unknown else ""
                 raise HarnessInputError(f"{where}: field docs/chunks: missing; give at least one ranking{hint}")
-            qid = str(obj["qid"])
-            system = str(obj.get("system", "external"))
+            qid = nfc(str(obj["qid"]))
+            system = nfc(str(obj.get("system", "external")))
             slot = raw.setdefault(system, {}).setdefault(qid, {})
             for fld in ("docs", "chunks"):
                 if fld in obj and obj[fld] is not None:
@@ -90,7 +96,7 @@ def read_rankings(
             parts = line.split()
             if len(parts) != 6:
                 raise HarnessInputError(f"{where}: expected 6 columns 'qid Q0 id rank score tag', got {len(parts)}")
-            qid, _q0, item, _rank, score, tag = parts
+            qid, _q0, item, _rank, score, tag = nfc(parts)
             try:
                 s = float(score)
             except ValueError:

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from harness.errors import HarnessInputError
 from harness.goldset.schema import GoldManifest, GoldRecord
 from harness.io import read_json, read_jsonl, sha256_file
+from harness.nfc import nfc
 
 __all__ = ["GoldSet", "load_goldset", "find_manifest", "parse_records", "format_validation_error"]
 
@@ -59,6 +60,9 @@ class GoldSet:
         """``{qid: record}``."""
         return {r.qid: r for r in self.records}
 
+
+PATH_KEYS = frozenset({"relpath"})
+"""Record fields that name files and are kept as written (not NFC-normalised: see :mod:`harness.nfc`)."""
 
 _UNION_TAG = re.compile(r"(int|str|float|bool|none|bytes|list|dict|tuple|set|[a-z-]+\[.*\]|[A-Z]\w*)")
 """A ``loc`` part pydantic adds for the member of a union (``chunk_id.int``), not a field name of ours."""
@@ -122,7 +126,8 @@ def format_validation_error(exc: ValidationError) -> str:
 
 
 def parse_records(rows: list[tuple[int, dict]], path: Path) -> tuple[list[GoldRecord], dict[str, int]]:
-    """Validate raw JSONL rows into records.
+    """Validate raw JSONL rows into records, every string in NFC first (:func:`harness.nfc.nfc`: a question, id,
+    category or quote written in NFD is the same record as in NFC), file paths (:data:`PATH_KEYS`) excepted.
 
     Raises:
         HarnessInputError: ``<file>:<line>: record <id>: field <path>: <message>``.
@@ -131,7 +136,7 @@ def parse_records(rows: list[tuple[int, dict]], path: Path) -> tuple[list[GoldRe
     line_of: dict[str, int] = {}
     for line, obj in rows:
         try:
-            rec = GoldRecord.model_validate(obj)
+            rec = GoldRecord.model_validate(nfc(obj, keep=PATH_KEYS))
         except ValidationError as exc:
             rid = obj.get("id", "?")
             raise HarnessInputError(f"{path}:{line}: record {rid}: {format_validation_error(exc)}") from None
@@ -163,7 +168,8 @@ def load_goldset(path: str | Path) -> GoldSet:
 
     Returns:
         The :class:`GoldSet`; records are validated against :class:`GoldRecord`, the manifest against
-        :class:`GoldManifest`.
+        :class:`GoldManifest`, every string of both in NFC (:mod:`harness.nfc`; ``relpath`` kept); ``sha256`` is
+        that of the file's bytes as written.
 
     Raises:
         HarnessInputError: missing folder or file, malformed JSON (``file:line``), a record that does not fit the
@@ -191,7 +197,7 @@ def load_goldset(path: str | Path) -> GoldSet:
         if not isinstance(raw, dict):
             raise HarnessInputError(f"{manifest_path}: expected a JSON object")
         try:
-            manifest = GoldManifest.model_validate(raw)
+            manifest = GoldManifest.model_validate(nfc(raw))
         except ValidationError as exc:
             raise HarnessInputError(f"{manifest_path}: {format_validation_error(exc)}") from None
     rows = read_jsonl(records_path)

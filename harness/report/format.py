@@ -4,6 +4,11 @@ Numbers: metric values and differences are on the 0-1 scale; :func:`pct` shows a
 :func:`pts` a difference of two proportions in signed percentage points. A missing value (``None`` or NaN) is
 shown as :data:`MISSING` everywhere.
 
+Intervals: :func:`bounds` reads what is special about an interval (a bound clipped to [0, 1], a side the method
+cannot bound, zero width) and :func:`fmt_iv` / :func:`mean_iv` / :func:`diff_iv` show it the same way in every text
+rendering (``[0.301, 1.000ᶜ]``, ``[-inf, 0.412]``, ``1.000 [degenerate]``), with :func:`legend` for the line under a
+table; HTML uses the same :class:`Bounds`, JSON outputs its :meth:`Bounds.flags`.
+
 Escaping: every string that comes from an input (question ids and texts, categories, quotes, system names, document
 and chunk ids, run ids, paths, notes) goes through :func:`esc` in HTML (text and attribute values), :func:`md` in
 Markdown, and :func:`rich_text` (a rich ``Text``, never parsed as markup) on a terminal. :class:`Markup` marks a
@@ -17,6 +22,8 @@ import math
 import re
 
 from rich.text import Text
+
+from harness.evaluation.bounds import bounds
 
 MISSING = "-"
 
@@ -39,21 +46,59 @@ def fmt3(x: float | None) -> str:
     return num(x, ".3f")
 
 
-def fmt_iv(iv: tuple[float, float] | None, spec: str = ".3f") -> Markup:
-    """``[0.525, 0.822]``; an empty string for ``None``. (Numbers only, so also safe Markdown: :class:`Markup`.)"""
-    return Markup("" if iv is None else f"[{format(iv[0], spec)}, {format(iv[1], spec)}]")
+CLIP_MARK = "\u1d9c"
+"""Appended to a bound clipped to [0, 1] (a small raised c: ``1.000ᶜ``)."""
+DEGENERATE = "degenerate"
+"""Shown instead of the bounds of a zero-width interval (``1.000 [degenerate]``)."""
+LEGEND = {
+    "clipped": f"{CLIP_MARK} bound clipped to [0, 1] (the interval reached past it)",
+    "infinite": "-inf / +inf: the method cannot bound that side (too few clusters)",
+    "degenerate": f"[{DEGENERATE}]: zero-width interval (every cluster gave the same value); it measures nothing",
+}
+"""What each interval mark means, for the legends under tables."""
 
 
-def mean_iv(mean: float | None, iv: tuple[float, float] | None) -> Markup:
-    """``0.412 [0.301, 0.523]`` (the mean alone without an interval; ``n/a`` without a mean)."""
+def bound_text(x: float, clipped: bool = False, spec: str = ".3f") -> str:
+    """One bound: ``0.301``, ``1.000ᶜ`` (clipped), ``-inf`` / ``+inf``."""
+    if math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    return format(x, spec) + (CLIP_MARK if clipped else "")
+
+
+def fmt_iv(iv, spec: str = ".3f") -> Markup:
+    """``[0.525, 0.822]`` with the marks of :func:`bounds` (``[0.301, 1.000ᶜ]``, ``[-inf, 0.412]``,
+    ``[degenerate]``); an empty string for ``None``. ``iv``: anything :func:`bounds` takes. (Numbers and fixed words
+    only, so also safe Markdown: :class:`Markup`.)"""
+    b = bounds(iv)
+    if b is None:
+        return Markup("")
+    if b.degenerate:
+        return Markup(f"[{DEGENERATE}]")
+    return Markup(f"[{bound_text(b.lower, b.lower_clipped, spec)}, {bound_text(b.upper, b.upper_clipped, spec)}]")
+
+
+def mean_iv(mean: float | None, iv) -> Markup:
+    """``0.412 [0.301, 0.523]`` (the mean alone without an interval; ``n/a`` without a mean); marks as
+    :func:`fmt_iv`."""
     if _missing(mean):
         return Markup("n/a")
     return Markup(f"{mean:.3f} {fmt_iv(iv)}".strip())
 
 
-def diff_iv(diff: float, iv: tuple[float, float]) -> Markup:
-    """A paired difference and its interval, signed: ``+0.012 [-0.010, +0.034]``."""
+def diff_iv(diff: float, iv) -> Markup:
+    """A paired difference and its interval, signed: ``+0.012 [-0.010, +0.034]``; marks as :func:`fmt_iv`."""
     return Markup(f"{diff:+.3f} {fmt_iv(iv, '+.3f')}")
+
+
+def legend(ivs) -> str:
+    """The legend line of the marks that occur among ``ivs`` (anything :func:`bounds` takes; ``None`` skipped), or
+    ``""`` when none does."""
+    seen: set[str] = set()
+    for iv in ivs:
+        b = bounds(iv)
+        if b is not None:
+            seen |= b.marks()
+    return "; ".join(LEGEND[k] for k in LEGEND if k in seen)
 
 
 def pct(x: float | None, digits: int = 1) -> str:

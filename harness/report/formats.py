@@ -12,7 +12,12 @@ Formats (:data:`FORMATS`, name -> renderer ``(result, console) -> None``):
   run record's own files;
 * ``markdown`` - GitHub-flavoured Markdown (:mod:`harness.report.markdown_verbs`), every input string escaped.
 
-Adding a format (e.g. ``junit``) is one module with a renderer ``(result, console) -> None`` and one line in
+Warnings (few clusters, questions missing on either side, a truncated ICC) are part of every format's output (the
+``warnings`` of the JSON ``data``, Markdown block quotes, yellow table lines; :func:`warnings_of`), and :func:`emit`
+also prints them on stderr unless the output is the table on stdout.
+
+Adding a format (e.g. ``junit``: the gate's :class:`~harness.evaluation.gate.GateVerdict` holds one check per metric
+and per guard with its decision and reason) is one module with a renderer ``(result, console) -> None`` and one line in
 :data:`FORMATS`. Output files are written atomically; a path that exists and is not a regular file (a folder, a
 device such as ``/dev/null``, a link) is never written, and a missing parent folder is never created.
 """
@@ -25,7 +30,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +41,14 @@ from harness.evaluation.record import RUN_SCHEMA_VERSION
 from harness.io import atomic_write_text
 from harness.report.markdown_verbs import render as markdown_of
 from harness.report.studies import render_known_item, render_sensitivity, render_study
-from harness.report.terminal import render_comparison, render_gate, render_power, render_run, render_sweep
+from harness.report.terminal import (
+    render_comparison,
+    render_gate,
+    render_power,
+    render_run,
+    render_sweep,
+    run_warnings,
+)
 
 
 @dataclass(frozen=True)
@@ -72,9 +84,9 @@ def _coverage_data(value) -> dict:
 KINDS: dict[str, Kind] = {
     "run": Kind(RUN_SCHEMA_VERSION, lambda rec: rec.summary.model_dump(mode="python")),
     "comparison": Kind(1, lambda rep: rep.to_dict()),
-    "gate": Kind(1, asdict),
+    "gate": Kind(2, lambda v: v.to_dict()),
     "power": Kind(1, dict),
-    "sweep": Kind(1, lambda res: res.to_dict()),
+    "sweep": Kind(2, lambda res: res.to_dict()),
     "validation": Kind(1, lambda rep: rep.to_dict()),
     "goldset-apply": Kind(
         1,
@@ -94,6 +106,23 @@ KINDS: dict[str, Kind] = {
     ),
     "coverage": Kind(1, _coverage_data),
 }
+
+
+#: The warnings (few clusters, missing questions, ICC truncation) of each kind that has them.
+_WARNINGS: dict[str, Callable[[Any], list[str]]] = {
+    "run": run_warnings,
+    "comparison": lambda rep: list(rep.warnings),
+    "gate": lambda v: list(v.warnings),
+    "power": lambda plan: list(plan.get("warnings", [])),
+    "sweep": lambda res: list(res.warnings),
+}
+
+
+def warnings_of(result: Result) -> list[str]:
+    """The warnings of a result (every format holds them inside its output: JSON in ``data``, Markdown as block
+    quotes, the table as yellow lines); empty for kinds without any."""
+    get = _WARNINGS.get(result.kind)
+    return [] if get is None else get(result.value)
 
 
 def _kind(result: Result) -> Kind:
@@ -236,18 +265,26 @@ def emit(
     *,
     console: Console | None = None,
     field: str = "--out",
+    err: Console | None = None,
 ) -> None:
     """Render ``result`` in format ``fmt`` and write it to ``out`` (stdout for ``None``/``-``, through ``console``
     when given, so a terminal keeps its colours; ``field`` names the option in messages).
+
+    With ``err`` (the CLI's stderr console), every warning of the result (:func:`warnings_of`) is also printed there,
+    one ``warning: ...`` line each, unless the output is the table on stdout (which shows them already).
 
     Raises:
         HarnessInputError: an unknown format, an output path refused by :func:`check_output` (exit 2).
     """
     render = FORMATS[check_format(fmt)]
-    if out is None or str(out) == "-":
+    to_stdout = out is None or str(out) == "-"
+    if to_stdout:
         render(result, console or Console())
-        return
-    check_output(out, field=field)
-    buf = io.StringIO()
-    render(result, Console(file=buf, width=150, color_system=None, force_terminal=False, soft_wrap=False))
-    write_output(buf.getvalue(), out, field=field)
+    else:
+        check_output(out, field=field)
+        buf = io.StringIO()
+        render(result, Console(file=buf, width=150, color_system=None, force_terminal=False, soft_wrap=False))
+        write_output(buf.getvalue(), out, field=field)
+    if err is not None and not (to_stdout and fmt == "table"):
+        for w in warnings_of(result):
+            err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.report.format import MISSING, Markup, fmt3, fmt_iv, md, mean_iv, num, pct, spaced, wtl
+from harness.report.format import MISSING, Markup, fmt3, fmt_iv, legend, md, mean_iv, num, pct, spaced, wtl
 from harness.report.model import (
     TABLE_METRICS,
     ReportData,
@@ -70,7 +70,7 @@ def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
         cells = []
         for m in metrics:
             ov = e.overall(m, slice_name)
-            cells.append(MISSING if ov is None else mean_iv(ov.mean, ov.interval()))
+            cells.append(MISSING if ov is None else mean_iv(ov.mean, ov.intervals.get("cr2")))
         rows.append([lab, str(s.n_questions), *cells])
     title = "Systems" if slice_name == "all" else "Fully covered slice"
     out = [
@@ -80,6 +80,14 @@ def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
         "",
         table(["system", "n", *metrics], rows),
     ]
+    marks = legend(
+        ov.intervals.get("cr2")
+        for e in data.entries
+        if slice_name in e.summary
+        for m in metrics
+        if (ov := e.overall(m, slice_name)) is not None
+    )
+    out += ["", f"_{md(marks)}_"] if marks else []
     if isinstance(df, (int, float)) and df < 4 and slice_name == "all":
         out += ["", f"> **Warning:** df {df:.1f} &lt; 4: the intervals are unreliable (too few clusters)."]
     return out
@@ -91,13 +99,12 @@ def _paired(data: ReportData) -> list[str]:
     base = data.baseline.label if data.baseline else "?"
 
     def row(r) -> list[str]:
-        ok = r.noninferior
-        verdict = Markup("**PASS**" if ok else "**FAIL**") if r.metric == data.gate_metric else ("yes" if ok else "no")
+        verdict = Markup(f"**{r.decision}**") if r.metric == data.gate_metric else r.decision.lower()
         return [
             r.label,
             r.metric,
             f"{r.diff:+.3f}",
-            fmt_iv((r.lower, r.upper)),
+            fmt_iv(r.interval or (r.lower, r.upper)),
             num(r.lower_one_sided, "+.3f"),
             num(r.p, ".3g"),
             num(r.p_holm, ".3g"),
@@ -114,7 +121,7 @@ def _paired(data: ReportData) -> list[str]:
         "p",
         "p Holm",
         "W/T/L",
-        f"lower > -{data.margin:g}",
+        f"gate (margin {data.margin:g})",
     ]
     align = ["l", "l", "r", "r", "r", "r", "r", "r", "l"]
     main = [row(r) for r in data.paired if r.metric == data.gate_metric]
@@ -141,7 +148,7 @@ def _categories(data: ReportData) -> list[str]:
         row = [lab]
         for c in data.categories:
             v = data.category_values.get((lab, c, "mrr"))
-            row.append(MISSING if v is None else mean_iv(v.mean, v.interval))
+            row.append(MISSING if v is None else mean_iv(v.mean, v.interval_dict()))
         rows.append(row)
     return ["", "#### MRR per category (CR2 interval where the category has >= 2 clusters)", "", table(head, rows)]
 

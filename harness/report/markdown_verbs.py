@@ -9,9 +9,18 @@ from pathlib import Path
 from typing import Any
 
 from harness.goldset.schema import CATEGORIES
-from harness.report.format import MISSING, Markup, diff_iv, md, mean_iv, num, pct, pts, spaced, wtl
+from harness.report.format import MISSING, Markup, diff_iv, fmt_iv, legend, md, mean_iv, num, pct, pts, spaced, wtl
 from harness.report.markdown import known_item_table, table
-from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS
+from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, run_slice, run_warnings, slice_intervals
+
+
+def _legend(ivs) -> list[str]:
+    text = legend(ivs)
+    return ["", f"_{md(text)}_"] if text else []
+
+
+def _warnings(ws) -> list[str]:
+    return [x for w in ws for x in ("", f"> **Warning:** {md(w)}")]
 
 
 def _run(rec, path: Path | None) -> list[str]:
@@ -23,7 +32,9 @@ def _run(rec, path: Path | None) -> list[str]:
         f"Clustering {md(m.clusters.mode or '?')} ({md(m.clusters.n_clusters)} clusters, Satterthwaite df "
         f"{num(m.clusters.df, '.1f')}); means over every question with 95 % CR2 intervals.",
     ]
-    for slice_name in ("all", "covered"):
+    shown = run_slice(rec)
+    titles = {"all": "All questions", "covered": "Fully covered slice", "dev": "Dev split", "test": "Test split"}
+    for slice_name in (shown, "covered"):
         systems = {s: sl[slice_name] for s, sl in rec.summary.systems.items() if slice_name in sl}
         if not systems:
             continue
@@ -33,10 +44,11 @@ def _run(rec, path: Path | None) -> list[str]:
             cells = []
             for x in metrics:
                 ov = sl.metric(x)
-                cells.append("n/a" if ov is None else mean_iv(ov.mean, ov.interval()))
+                cells.append("n/a" if ov is None else mean_iv(ov.mean, ov.intervals.get("cr2")))
             rows.append([system, str(sl.n_questions), *cells])
-        out += ["", f"#### {'All questions' if slice_name == 'all' else 'Fully covered slice'}", ""]
+        out += ["", f"#### {titles.get(slice_name, md(slice_name))}", ""]
         out.append(table(["system", "n", *metrics], rows))
+        out += _legend(slice_intervals(rec, slice_name, metrics))
     cats_present = {c for sl in rec.summary.systems.values() if "all" in sl for c in sl["all"].per_category}
     cats = [c for c in CATEGORIES if c in cats_present] + sorted(cats_present - set(CATEGORIES))
     if cats:
@@ -55,16 +67,15 @@ def _run(rec, path: Path | None) -> list[str]:
             for lv, ok in (whole.levels if whole else {}).items()
             if not ok
         ]
-    if m.clusters.warning:
-        notes.append(m.clusters.warning)
     out += [x for n in notes for x in ("", f"> **Note:** {md(n)}")]
+    out += _warnings(run_warnings(rec))
     if path is not None:
         out += ["", f"Run record: {md(path)}"]
     return out
 
 
 def _comparison(rep, _path) -> list[str]:
-    head = ["A", "B", "metric", "mean A", "mean B", "B - A [95 % CI]", "df", "p (rand.)", "p (Holm)", "W/T/L q"]
+    head = ["A", "B", "metric", "mean A", "mean B", "B - A [CI]", "df", "p (rand.)", "p (Holm)", "W/T/L q"]
     rows = []
     for c in rep.comparisons:
         iv = c.interval
@@ -75,7 +86,7 @@ def _comparison(rep, _path) -> list[str]:
                 c.metric,
                 f"{c.mean_a:.3f}",
                 f"{c.mean_b:.3f}",
-                diff_iv(c.diff, (iv["lower"], iv["upper"])),
+                diff_iv(c.diff, iv),
                 num(iv.get("df"), ".1f"),
                 f"{c.p_randomization:.3f}",
                 num(c.p_holm, ".3f"),
@@ -84,35 +95,77 @@ def _comparison(rep, _path) -> list[str]:
             ]
         )
     cl = rep.clustering
+    split = "" if rep.split == "all" else f"; {md(rep.split)} split only"
     out = [
         f"### Paired differences B - A ({md(rep.run_a)} vs {md(rep.run_b)})",
         "",
-        f"95 % CR2 intervals; clustering {md(cl.get('mode'))}, {md(cl.get('n_clusters'))} clusters.",
+        f"{100 * rep.level:g} % {md(rep.method_label)} intervals ({md(rep.method)}); clustering "
+        f"{md(cl.get('mode'))}, {md(cl.get('n_clusters'))} clusters{split}.",
         "",
         table([*head, "W/T/L cl"], rows, ["l", "l", "l"] + ["r"] * 8),
     ]
+    out += _legend(c.interval for c in rep.comparisons)
+    first = rep.comparisons[0].metric if rep.comparisons else None
+    for c in rep.comparisons:
+        if c.metric != first:
+            continue
+        crow = [
+            [cat, str(e["n"]), diff_iv(e["diff"], e["interval"]) if e.get("interval") else f"{e['diff']:+.3f}", wtl(e)]
+            for cat, e in c.per_category.items()
+        ]
+        out += ["", f"#### {md(c.metric)}: {md(c.system_b)} - {md(c.system_a)} per category", ""]
+        out.append(table(["category", "n", "B - A [CI] (>= 2 clusters)", "W/T/L"], crow))
     out += [x for n in rep.notes for x in ("", f"> **Note:** {md(n)}")]
+    out += _warnings(rep.warnings)
     return out
 
 
+def _mdd(c) -> str:
+    return "not estimable" if c.minimum_detectable_difference is None else f"{c.minimum_detectable_difference:.4f}"
+
+
 def _gate(v, _path) -> list[str]:
-    out = [f"### Gate: {Markup('**' + v.decision + '**')} on {md(v.metric)}", "", md(v.line())]
-    if v.category_guards:
-        rows = [
-            [cat, f"{g['diff']:+.4f}", f"-{g['margin']:.4f}", str(g["n"]), "ok" if g["passed"] else Markup("**FAIL**")]
-            for cat, g in v.category_guards.items()
+    metrics = ", ".join(dict.fromkeys(c.metric for c in v.checks))
+    out = [f"### Gate: {Markup('**' + v.decision + '**')} on {md(metrics)}", "", md(v.reason)]
+    rows = [
+        [
+            c.name,
+            f"{c.diff:+.4f}",
+            fmt_iv(None if c.lower is None else (c.lower, c.upper), "+.4f") or "none",
+            f"-{c.margin:.4f}",
+            _mdd(c),
+            MISSING if c.clusters_needed is None else str(c.clusters_needed),
+            f"{c.n_clusters} / {c.n_questions}",
+            Markup("**" + c.decision + "**"),
         ]
-        out += ["", table(["category guard", "diff", "-margin", "n", "verdict"], rows)]
-    out += [x for w in v.warnings for x in ("", f"> **Warning:** {md(w)}")]
+        for c in v.checks
+    ]
+    head = ["check", "diff", f"{100 * v.level:g} % interval", "-margin", "MDD (80 %)", "clusters needed",
+            "clusters / questions", "verdict"]  # fmt: skip
+    out += ["", table(head, rows, ["l", "r", "r", "r", "r", "r", "r", "l"])]
+    out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
+    out += ["", "Reasons:", ""] + [f"- {md(c.name)}: {md(c.reason)}" for c in v.checks]
+    out += [
+        "",
+        md(
+            f"{v.system_candidate} ({v.candidate}) - {v.system_baseline} ({v.baseline}); split {v.split}; "
+            f"{v.method_label} ({v.method}, the registry's default for paired differences), one-sided alpha "
+            f"{v.alpha:g}; {v.combination}; gold set {v.goldset.get('name')} v{v.goldset.get('version')}; "
+            f"harness {v.harness_version}; exit code {v.exit_code}."
+        ),
+    ]
+    out += _warnings(v.warnings)
     return out
 
 
 def _power(plan: dict, _path) -> list[str]:
     rows = [
-        ["ICC", num(plan["icc"], ".3f")],
+        ["ICC (estimated)", num(plan["icc"], ".3f")],
+        ["ICC used (truncated at 0)", num(plan["icc_used"], ".3f")],
         ["DEFF", num(plan["deff"], ".2f")],
         ["mean cluster size (CV)", f"{plan['mean_cluster_size']:.2f} ({plan['cv_cluster_size']:.2f})"],
         ["SD", num(plan["sd"], ".3f")],
+        ["test", f"{plan['sided']}, alpha {plan['alpha']}"],
         ["clusters needed", str(plan["clusters_needed"])],
         ["questions needed", str(plan["questions_needed"])],
         ["now", f"{plan['current_clusters']} clusters, {plan['current_questions']} questions"],
@@ -120,39 +173,55 @@ def _power(plan: dict, _path) -> list[str]:
     out = [
         f"### Power plan: {md(plan['system'])} {md(plan['metric'])}{' (paired differences)' if plan['paired'] else ''}",
         "",
-        f"To detect {plan['delta']} with {plan['power']:.0%} power at alpha {plan['alpha']}:",
+        f"To detect {plan['delta']} with {plan['power']:.0%} power, {plan['sided']} test at alpha {plan['alpha']}:",
         "",
         table(["quantity", "value"], rows),
+        "",
+        md(plan["deff_formula"]),
     ]
-    if plan.get("note"):
-        out += ["", f"> **Note:** {md(plan['note'])}"]
+    out += _warnings(plan.get("warnings", []))
     return out
 
 
 def _sweep(r, _path) -> list[str]:
-    iv = r.test_interval
-    rows = [
-        ["dev", str(r.n_dev), f"{r.chosen_weight:g}", f"{r.dev_best:.4f}", "optimistic"],
-        ["test", str(r.n_test), f"{r.chosen_weight:g}", f"{r.test_mean:.4f}", "n/a" if not iv else
-         f"[{iv['lower']:.4f}, {iv['upper']:.4f}]"],
-    ]  # fmt: skip
-    curve = [
-        [f"{w:g}", f"{v:.4f}", "yes" if w == r.chosen_weight else ""]
-        for w, v in zip(r.weights, r.dev_means, strict=True)
+    pct_ = f"{100 * r.interval_level:g} %"
+    rows = [["dev", str(r.n_dev), r.chosen_system, f"{r.dev_best:.4f}", "optimistic", "", ""]]
+    rows += [
+        ["dev", str(r.n_dev), name, f"{m:.4f}", "", f"{r.dev_best - m:+.4f}", ""] for name, m in r.dev_inputs.items()
     ]
-    return [
-        f"### Fusion-weight sweep: {md(r.metric)} ({r.level} level), run {md(r.run_id)}",
+    ivs = []
+    for row in r.test:
+        ivs += [row.interval, row.paired_interval]
+        rows.append(
+            [
+                "test",
+                str(r.n_test),
+                row.system + (" (chosen)" if row.role == "chosen" else ""),
+                f"{row.mean:.4f}",
+                fmt_iv(row.interval, ".4f") or "n/a",
+                "" if row.diff is None else f"{row.diff:+.4f}",
+                "" if row.paired_interval is None else fmt_iv(row.paired_interval, "+.4f"),
+            ]
+        )
+    head = ["split", "questions", "system", r.metric, f"{pct_} {r.method}", "chosen - system", f"{pct_} paired"]
+    out = [
+        f"### Fusion sweep: {md(r.fusion)} of {md('+'.join(r.inputs))}, {md(r.metric)} ({r.level} level), "
+        f"run {md(r.run_id)}",
         "",
-        table(["split", "questions", "w (bm25)", r.metric, "interval (cr2)"], rows),
-        "",
-        md(f"weights tried: {r.n_weights}; chosen w = {r.chosen_weight:g} ({r.tie_rule}). {r.note}"),
-        "",
-        "<details><summary>dev curve</summary>",
-        "",
-        table(["w", f"dev {r.metric}", "chosen"], curve),
-        "",
-        "</details>",
+        table(head, rows, ["l", "r", "l", "r", "r", "r", "r"]),
     ]
+    out += _legend(ivs)
+    out += ["", md(f"settings tried: {r.n_settings}; chosen {r.chosen_system} ({r.tie_rule}). {r.note}")]
+    out += ["", md(f"fusion: {r.formula}")]
+    if r.param:
+        curve = [
+            [f"{w:g}", f"{v:.4f}", "yes" if w == r.chosen_value else ""]
+            for w, v in zip(r.grid, r.dev_means, strict=True)
+        ]
+        out += ["", "<details><summary>dev curve</summary>", "", table([r.param, f"dev {r.metric}", "chosen"], curve),
+                "", "</details>"]  # fmt: skip
+    out += _warnings(r.warnings)
+    return out
 
 
 def _validation(rep, _path) -> list[str]:

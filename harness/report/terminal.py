@@ -12,22 +12,52 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.evaluation.compare import ComparisonReport, GateVerdict
+from harness.evaluation.compare import ComparisonReport
+from harness.evaluation.gate import EXIT_CODES, POWER, GateCheck, GateVerdict
 from harness.evaluation.record import MetricSummary
 from harness.evaluation.runs import RunRecord
 from harness.evaluation.sweep import SweepResult
 from harness.goldset.schema import CATEGORIES
-from harness.report.format import MISSING, diff_iv, mean_iv, num, rich_text, spaced, wtl
+from harness.metrics import METRIC_SETS
+from harness.report.format import MISSING, diff_iv, fmt_iv, legend, mean_iv, num, rich_text, spaced, wtl
 
-MAIN_METRICS = ("mrr", "recall@5", "recall@10", "all_hop@10")
-EVIDENCE_METRICS = ("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@20")
+MAIN_METRICS = METRIC_SETS["terminal"]
+EVIDENCE_METRICS = METRIC_SETS["terminal_evidence"]
 
 
 def fmt_interval(entry: MetricSummary | None, method: str = "cr2") -> str:
-    """``0.412 [0.301, 0.523]`` from a summary entry (``n/a`` when the metric is not available)."""
+    """``0.412 [0.301, 0.523]`` from a summary entry, with the interval's marks (``1.000ᶜ``, ``+inf``,
+    ``[degenerate]``; :func:`harness.report.format.fmt_iv`); ``n/a`` when the metric is not available."""
     if entry is None:
         return "n/a"
-    return mean_iv(entry.mean, entry.interval(method))
+    return mean_iv(entry.mean, entry.intervals.get(method))
+
+
+def run_slice(run: RunRecord) -> str:
+    """The summary slice a run's tables show: the split the run was asked for (``run --split``), else ``all``."""
+    return getattr(run.manifest, "split", None) or "all"
+
+
+def slice_intervals(run: RunRecord, slice_name: str, metrics, method: str = "cr2") -> list:
+    """The recorded intervals (records) of ``metrics`` over one slice, every system (for legends and warnings)."""
+    out = []
+    for s in run.summary.systems.values():
+        sl = s.get(slice_name)
+        for m in metrics if sl is not None else ():
+            ov = sl.metric(m)
+            if ov is not None and ov.intervals.get(method) is not None:
+                out.append(ov.intervals[method])
+    return out
+
+
+def interval_warnings(ivs) -> list[str]:
+    """The distinct warnings (few clusters, infinite bounds) of interval records or dicts, in order."""
+    seen: dict[str, None] = {}
+    for iv in ivs:
+        extras = iv.get("extras", {}) if isinstance(iv, dict) else iv.extras
+        for w in (extras or {}).get("warnings", []):
+            seen.setdefault(str(w), None)
+    return list(seen)
 
 
 def _df(run: RunRecord) -> str:
@@ -51,7 +81,11 @@ def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS,
         if slice_name not in s:
             continue
         ov = s[slice_name].overall
-        t.add_row(rich_text(system), *[fmt_interval(ov.get(m), method) for m in metrics])
+        t.add_row(rich_text(system), *[rich_text(fmt_interval(ov.get(m), method)) for m in metrics])
+    marks = legend(slice_intervals(run, slice_name, metrics, method))
+    if marks:
+        t.caption = Text(marks)
+        t.caption_justify = "left"
     return t
 
 
@@ -86,16 +120,32 @@ def _yellow(text: str) -> Text:
     return Text(text, style="yellow")
 
 
+def run_warnings(run: RunRecord) -> list[str]:
+    """The few-cluster warnings of a run's shown slice (:func:`run_slice`): the clustering's (all questions) and
+    those of its recorded CR2 intervals."""
+    sl = run_slice(run)
+    out = [run.manifest.clusters.warning] if run.manifest.clusters.warning and sl == "all" else []
+    return out + interval_warnings(slice_intervals(run, sl, (*MAIN_METRICS, *EVIDENCE_METRICS)))
+
+
 def render_run(run: RunRecord, console: Console | None = None) -> None:
-    """Print the systems table (all questions and, when present, the fully covered slice), per-category MRR,
-    evidence recall and the clustering warning."""
+    """Print the systems table (the questions of the run's split, all by default, and, when present, the fully
+    covered slice), per-category MRR, evidence recall and the few-cluster warnings."""
     console = console or Console()
-    console.print(systems_table(run, "all"))
+    shown = run_slice(run)
+    console.print(systems_table(run, shown))
     first = next(iter(run.summary.systems.values()), {})
     if "covered" in first:
         console.print(systems_table(run, "covered"))
-    console.print(category_table(run, "mrr"))
-    console.print(systems_table(run, "all", metrics=EVIDENCE_METRICS))
+    console.print(category_table(run, "mrr", shown))
+    console.print(systems_table(run, shown, metrics=EVIDENCE_METRICS))
+    if shown != "all" and "all" in first:
+        console.print(
+            Text(
+                f"split {shown}: {first[shown].n_questions} of {first['all'].n_questions} questions shown (the record "
+                "holds every question; its summary has this split as a slice)"
+            )
+        )
     deep = deep_evidence(run)
     if deep:
         n = sum(len(v) for v in deep.values())
@@ -129,8 +179,8 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
         for lv, ok in whole.levels.items():
             if not ok:
                 console.print(_yellow(f"{system}: no {lv} rankings; those metrics are n/a"))
-    if run.manifest.clusters.warning:
-        console.print(_yellow(f"warning: {run.manifest.clusters.warning}"))
+    for w in run_warnings(run):
+        console.print(_yellow(f"warning: {w}"))
     cov = run.manifest.coverage
     if cov is not None:
         console.print(
@@ -139,21 +189,25 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
         )
 
 
+def _split_text(split: str) -> str:
+    return "" if split == "all" else f"; {split} split only"
+
+
 def render_comparison(rep: ComparisonReport, console: Console | None = None) -> None:
-    """Print a :class:`~harness.evaluation.compare.ComparisonReport`: one row per (pair, metric), then per-category
-    rows of the first metric."""
+    """Print a :class:`~harness.evaluation.compare.ComparisonReport`: one row per (pair, metric) with the interval's
+    marks, the notes and few-cluster warnings, then per-category rows (with intervals) of the first metric."""
     console = console or Console()
     cl = rep.clustering
     t = Table(
         title=Text(
-            f"paired differences B - A (95 % CR2 intervals; clustering {cl.get('mode')}, "
-            f"{cl.get('n_clusters')} clusters)"
+            f"paired differences B - A ({100 * rep.level:g} % {rep.method_label} intervals; clustering "
+            f"{cl.get('mode')}, {cl.get('n_clusters')} clusters{_split_text(rep.split)})"
         ),
         title_justify="left",
     )
-    cols = ("A", "B", "metric", "mean A", "mean B", "B - A [95 % CI]", "df", "p (rand.)", "p (Holm)", "W/T/L q")
+    cols = ("A", "B", "metric", "mean A", "mean B", "B - A [CI]", "df", "p (rand.)", "p (Holm)", "W/T/L q")
     for col in (*cols, "W/T/L cl"):
-        t.add_column(col, justify="right" if col not in ("A", "B", "metric") else "left")
+        t.add_column(col, justify="right" if col not in ("A", "B", "metric") else "left", no_wrap=col == "B - A [CI]")
     for c in rep.comparisons:
         iv = c.interval
         t.add_row(
@@ -162,13 +216,16 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
             c.metric,
             f"{c.mean_a:.3f}",
             f"{c.mean_b:.3f}",
-            diff_iv(c.diff, (iv["lower"], iv["upper"])),
+            rich_text(diff_iv(c.diff, iv)),
             num(iv.get("df"), ".1f"),
             f"{c.p_randomization:.3f}",
             num(c.p_holm, ".3f"),
             wtl(c.questions),
             wtl(c.clusters),
         )
+    marks = legend(c.interval for c in rep.comparisons)
+    if marks:
+        t.caption, t.caption_justify = Text(marks), "left"
     console.print(t)
     for note in rep.notes:
         console.print(Text(f"note: {note}"))
@@ -177,64 +234,137 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
         if c.metric != first_metric:
             continue
         ct = Table(title=Text(f"{c.metric}: {c.system_b} - {c.system_a} per category"), title_justify="left")
-        for col in ("category", "n", "B - A", "W/T/L"):
-            ct.add_column(col)
+        for col in ("category", "n", "B - A [CI]", "W/T/L"):
+            ct.add_column(col, no_wrap=col == "B - A [CI]")
         for cat, e in c.per_category.items():
-            ct.add_row(rich_text(cat), str(e["n"]), f"{e['diff']:+.3f}", wtl(e))
+            iv = e.get("interval")
+            cell = rich_text(diff_iv(e["diff"], iv) if iv else f"{e['diff']:+.3f} (< 2 clusters: no interval)")
+            ct.add_row(rich_text(cat), str(e["n"]), cell, wtl(e))
         console.print(ct)
+    for w in rep.warnings:
+        console.print(_yellow(f"warning: {w}"))
+
+
+def gate_check_line(v: GateVerdict, c: GateCheck) -> str:
+    """One line per check: ``PASS: mrr cand - base = +0.0120, 90 % CR2 (Satterthwaite t) interval [-0.0030,
+    +0.0270] vs -margin -0.0200; mrr reason (minimum detectable difference at 80 % power: 0.0311; 28 clusters, 42
+    questions)``; the interval with its marks (``[degenerate]``), the MDD as ``not estimable`` when it is."""
+    iv = "none" if c.lower is None else str(fmt_iv((c.lower, c.upper), "+.4f"))
+    mdd = c.minimum_detectable_difference
+    mdd_txt = "not estimable" if mdd is None else f"{mdd:.4f}"
+    where = f" on {c.category} ({c.n_questions} questions)" if c.category else ""
+    said = "minimum detectable difference" in c.reason
+    return (
+        f"{c.decision}: {c.metric}{where} {v.system_candidate} - {v.system_baseline} = {c.diff:+.4f}, "
+        f"{100 * v.level:g} % {v.method_label} interval {iv} vs -margin {-c.margin:+.4f}; {c.reason} ("
+        + ("" if said else f"minimum detectable difference at {100 * POWER:.0f} % power: {mdd_txt}; ")
+        + f"{c.n_clusters} clusters, {c.n_questions} questions)"
+    )
+
+
+def gate_lines(v: GateVerdict) -> list[str]:
+    """The verdict's lines: one per check, then the overall verdict when there are several, then the exit-code
+    policy when it changed the exit code."""
+    out = [gate_check_line(v, c) for c in v.checks]
+    if len(v.checks) > 1:
+        out.append(f"overall {v.decision} ({v.combination}): {v.reason}")
+    if v.exit_code != EXIT_CODES[v.decision]:
+        out.append(f"--on-inconclusive {v.on_inconclusive}: exit {v.exit_code}")
+    return out
 
 
 def render_gate(v: GateVerdict, console: Console | None = None) -> None:
-    """Print the gate's verdict line, its category guards and warnings."""
+    """Print the gate's verdict (:func:`gate_lines`), the gold set, split, sizes, harness version and interval method,
+    the legend of the interval marks and the warnings (few clusters, questions missing on either side)."""
     console = console or Console()
-    console.print(Text(v.line()), soft_wrap=True)
-    for cat, g in v.category_guards.items():
-        console.print(
-            Text(f"  guard {cat}: diff {g['diff']:+.4f} vs -{g['margin']:.4f}: {'ok' if g['passed'] else 'FAIL'}")
-        )
+    for line in gate_lines(v):
+        console.print(Text(line), soft_wrap=True)
+    console.print(
+        Text(
+            f"gold set {v.goldset.get('name')} v{v.goldset.get('version')}, split {v.split}; {v.n_questions} "
+            f"questions, {v.n_clusters} clusters; harness {v.harness_version}; {v.method} interval from the "
+            "registry's default for paired differences"
+        ),
+        soft_wrap=True,
+    )
+    marks = legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
+    if marks:
+        console.print(Text(marks), soft_wrap=True)
     for w in v.warnings:
         console.print(_yellow(f"warning: {w}"))
 
 
 def render_power(plan: dict, console: Console | None = None) -> None:
-    """Print a power plan (:func:`harness.evaluation.power.power_plan`)."""
+    """Print a power plan (:func:`harness.evaluation.power.power_plan`): the design quantities, the DEFF formula
+    with its numbers, the ICC truncation, one- or two-sided, and the plan."""
     console = console or Console()
+    split = "" if plan.get("split", "all") == "all" else f", {plan['split']} split"
     console.print(
         Text(
-            f"{plan['system']} {plan['metric']}{' (paired differences)' if plan['paired'] else ''}: "
-            f"ICC {plan['icc']:.3f}, DEFF {plan['deff']:.2f}, mean cluster size "
-            f"{plan['mean_cluster_size']:.2f} (CV {plan['cv_cluster_size']:.2f}), SD {plan['sd']:.3f}\n"
-            f"to detect {plan['delta']} with {plan['power']:.0%} power at alpha {plan['alpha']}: "
-            f"{plan['clusters_needed']} clusters, about {plan['questions_needed']} questions (now "
+            f"{plan['system']} {plan['metric']}{' (paired differences)' if plan['paired'] else ''}{split}: "
+            f"ICC {plan['icc']:.3f} (used {plan['icc_used']:.3f}), mean cluster size {plan['mean_cluster_size']:.2f} "
+            f"(CV {plan['cv_cluster_size']:.2f}), SD {plan['sd']:.3f}\n"
+            f"{plan['deff_formula']}\n"
+            f"to detect {plan['delta']} with {plan['power']:.0%} power, {plan['sided']} test at alpha "
+            f"{plan['alpha']}: {plan['clusters_needed']} clusters, about {plan['questions_needed']} questions (now "
             f"{plan['current_clusters']} clusters, {plan['current_questions']} questions)"
         )
     )
-    if plan.get("note"):
-        console.print(_yellow(plan["note"]))
+    for w in plan.get("warnings", []):
+        console.print(_yellow(f"warning: {w}"))
 
 
 def render_sweep(result: SweepResult, console: Console | None = None) -> None:
-    """Print a :class:`~harness.evaluation.sweep.SweepResult`: the chosen weight on dev and test, the dev curve, the
-    notes."""
+    """Print a :class:`~harness.evaluation.sweep.SweepResult`: the chosen setting on dev, then on the test split
+    beside each of its inputs alone with the paired difference chosen - input, the dev curve and the notes."""
     console = console or Console()
     r = result
-    head = Table(title=Text(f"Fusion-weight sweep: {r.metric} ({r.level} level), run {r.run_id}"))
-    for col in ("split", "questions", "w (bm25)", r.metric, "interval (cr2)"):
-        head.add_column(col, justify="left" if col == "split" else "right")
-    head.add_row("dev", str(r.n_dev), f"{r.chosen_weight:g}", f"{r.dev_best:.4f}", "optimistic")
-    iv = r.test_interval
-    iv_txt = f"[{iv['lower']:.4f}, {iv['upper']:.4f}]" if iv else "n/a (< 2 clusters)"
-    head.add_row("test", str(r.n_test), f"{r.chosen_weight:g}", f"[bold]{r.test_mean:.4f}[/]", iv_txt)
-    curve = Table(title=f"dev curve ({r.n_weights} weights tried)")
-    curve.add_column("w", justify="right")
-    curve.add_column(f"dev {r.metric}", justify="right")
-    for w, v in zip(r.weights, r.dev_means, strict=True):
-        curve.add_row(f"{w:g}", f"{v:.4f}{' *' if w == r.chosen_weight else ''}")
-    lines = [f"weights tried: {r.n_weights}; chosen w = {r.chosen_weight:g} ({r.tie_rule})", r.note]
+    pct = f"{100 * r.interval_level:g} %"
+    inputs = "+".join(r.inputs)
+    head = Table(
+        title=Text(f"Fusion sweep: {r.fusion} of {inputs}, {r.metric} ({r.level} level), run {r.run_id}"),
+        title_justify="left",
+        caption=Text(f"diff: chosen - system, paired over the same questions ({r.paired_method})"),
+        caption_justify="left",
+    )
+    for col in ("split (n)", "system", r.metric, f"{pct} {r.method}", "diff", f"{pct} paired"):
+        head.add_column(rich_text(col), justify="left" if col in ("split (n)", "system") else "right", no_wrap=True)
+    dev_n, test_n = f"dev ({r.n_dev})", f"test ({r.n_test})"
+    head.add_row(dev_n, rich_text(r.chosen_system), f"{r.dev_best:.3f}", "optimistic", "", "")
+    for name, m in r.dev_inputs.items():
+        head.add_row(dev_n, rich_text(name), f"{m:.3f}", "", f"{r.dev_best - m:+.3f}", "")
+    ivs = []
+    for row in r.test:
+        ivs += [row.interval, row.paired_interval]
+        head.add_row(
+            test_n,
+            rich_text(row.system + (" (chosen)" if row.role == "chosen" else "")),
+            Text(f"{row.mean:.3f}", style="bold" if row.role == "chosen" else ""),
+            rich_text(fmt_iv(row.interval) if row.interval else "n/a (< 2 clusters)"),
+            "" if row.diff is None else f"{row.diff:+.3f}",
+            rich_text("" if row.paired_interval is None else fmt_iv(row.paired_interval, "+.3f")),
+        )
+    marks = legend(ivs)
+    console.print(head)
+    if marks:
+        console.print(Text(marks))
+    if r.param:
+        console.print(Text(f"dev curve: {r.n_settings} values of {r.param} tried"))
+        curve = Table()
+        curve.add_column(r.param, justify="right")
+        curve.add_column(rich_text(f"dev {r.metric}"), justify="right")
+        for w, v in zip(r.grid, r.dev_means, strict=True):
+            curve.add_row(f"{w:g}", f"{v:.4f}{' *' if w == r.chosen_value else ''}")
+        console.print(curve)
+    lines = [
+        f"settings tried: {r.n_settings}; chosen {r.chosen_system} ({r.tie_rule})",
+        f"fusion: {r.formula}",
+        r.note,
+    ]
     if r.n_unsplit:
         lines.append(f"{r.n_unsplit} question(s) without a split were used for neither dev nor test")
     if any(r.missing.values()):
-        lines.append(f"questions without bm25/vector rankings (scored 0): {r.missing}")
-    console.print(head)
-    console.print(curve)
+        lines.append(f"questions without any {inputs} ranking (scored 0): {r.missing}")
     console.print(Text("\n".join(lines)))
+    for w in r.warnings:
+        console.print(_yellow(f"warning: {w}"))

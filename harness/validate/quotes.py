@@ -13,6 +13,15 @@ Diagnosis of a failing quote, in this order:
    it (gaps of at most ``max(5, quote words)`` words), and reports the chunk span they cover as the closest contiguous
    match (for a glued quote: the passage with the omitted words put back), the first quote word where quote and span
    diverge, and the words the quote omits where it glues two runs that are not adjacent in the chunk.
+
+Bounded work per finding, whatever the quote's length (a 20 MB quote is checked in the time of a normal one): the
+exact searches (steps 1-2) are substring searches, linear in the document; the closest-match alignment (step 3)
+compares at most the first ``len(chunk) +`` :data:`COMPARED_CHARS` characters of the normalised quote (a contiguous
+match cannot be longer than the chunk, so the divergence always lies within them), and
+every excerpt a finding carries (closest match, divergence, omitted words; in its message and in its details, so in
+every output format) has at most :data:`EXCERPT_CHARS` characters (a longer one is cut and ends in ``…``). The
+length of the whole normalised quote is still reported (``quote_chars``), beside the characters aligned
+(``compared_chars``).
 """
 
 from __future__ import annotations
@@ -23,9 +32,41 @@ from dataclasses import dataclass, field
 from harness.corpus.chunker import Chunk
 from harness.validate.corpusview import DocChunks
 
-__all__ = ["Occurrence", "QuoteCheck", "check_quote", "closest_chunk", "closest_match", "quote_occurrences"]
+__all__ = [
+    "COMPARED_CHARS",
+    "EXCERPT_CHARS",
+    "Occurrence",
+    "QuoteCheck",
+    "check_quote",
+    "closest_chunk",
+    "closest_match",
+    "excerpt",
+    "quote_occurrences",
+]
 
 _CTX = 8  # words shown around a divergence
+
+COMPARED_CHARS = 500
+"""Characters of a normalised quote beyond the cited chunk's length that the closest-match alignment compares at most
+(the longest quote of the real gold set has 485 characters, so every one of them is compared whole)."""
+
+EXCERPT_CHARS = 500
+"""Characters of any one excerpt a quote finding carries at most (closest match, divergence, omitted words)."""
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """``text`` itself when it has at most ``limit`` characters, else its first ``limit - 1`` characters and ``…``
+    (so exactly ``limit``)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _compared(quote_norm: str, limit: int) -> str:
+    """The first ``limit`` characters of a normalised quote, cut at its last space within them when that keeps at
+    least half of them (else at the limit, inside a long word)."""
+    if len(quote_norm) <= limit:
+        return quote_norm
+    cut = quote_norm.rfind(" ", 0, limit + 1)
+    return quote_norm[:cut] if cut >= limit // 2 else quote_norm[:limit]
 
 
 @dataclass(frozen=True)
@@ -52,11 +93,29 @@ def _words(ws: list[str], a: int, b: int) -> str:
 def closest_match(quote_norm: str, chunk_norm: str) -> dict:
     """Closest contiguous match of a normalised quote in a normalised chunk (word-level difflib alignment).
 
+    Only the first ``len(chunk_norm) +`` :data:`COMPARED_CHARS` characters of the quote are aligned (cut at a word
+    boundary), so the work is bounded by the chunk's length whatever the quote's; every returned string has at most
+    :data:`EXCERPT_CHARS` characters (:func:`excerpt`).
+
     Returns:
         ``{"closest": str, "similarity": float in [0, 1], "diverges_at_word": int | None (0-based quote word),
-        "quote_from_divergence": str, "chunk_from_divergence": str, "omitted": list[str]}``; ``omitted`` lists the
-        chunk words left out between two runs that the quote glues together.
+        "quote_from_divergence": str, "chunk_from_divergence": str, "omitted": list[str], "quote_chars": int,
+        "compared_chars": int}``; ``omitted`` lists the chunk words left out between two runs that the quote glues
+        together; ``quote_chars`` is the length of the whole normalised quote, ``compared_chars`` that of the part
+        aligned (the same unless the quote is longer than the chunk by more than :data:`COMPARED_CHARS`).
     """
+    compared = _compared(quote_norm, len(chunk_norm) + COMPARED_CHARS)
+    cm = _align(compared, chunk_norm)
+    return {
+        **{k: excerpt(v) if isinstance(v, str) else v for k, v in cm.items()},
+        "omitted": [excerpt(x) for x in cm["omitted"]],
+        "quote_chars": len(quote_norm),
+        "compared_chars": len(compared),
+    }
+
+
+def _align(quote_norm: str, chunk_norm: str) -> dict:
+    """:func:`closest_match` on the quote as given (no caps)."""
     qw = quote_norm.split(" ")
     cw = chunk_norm.split(" ") if chunk_norm else []
     sm = difflib.SequenceMatcher(None, cw, qw, autojunk=False)
@@ -243,4 +302,6 @@ def check_quote(doc: DocChunks, chunk_index: int, quote: str, normalize) -> Quot
             f"; diverges from the closest match at quote word {cm['diverges_at_word'] + 1}: "
             f"quote «{cm['quote_from_divergence']}» vs chunk «{cm['chunk_from_divergence']}»"
         )
+    if cm["compared_chars"] < cm["quote_chars"]:
+        msg += f" (a quote of {cm['quote_chars']} characters: its first {cm['compared_chars']} were aligned)"
     return QuoteCheck(False, "not_contiguous", msg, {"cited": cited.chunk_id, **cm})

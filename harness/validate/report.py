@@ -231,6 +231,13 @@ _WORD = {
 }
 
 
+MESSAGE_CHARS = 2000
+"""Characters of a finding's message the terminal rendering shows at most (the JSON form keeps it whole). Quote
+findings are short already (:data:`harness.validate.quotes.EXCERPT_CHARS`); this bounds any other message that
+echoes a long input string, since wrapping one long unbroken line costs the terminal renderer more than linear
+time."""
+
+
 def _short(value: Any, n: int = 100) -> str:
     s = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return s if len(s) <= n else s[: n - 1] + "…"
@@ -293,7 +300,7 @@ def render(report: ValidationReport, console) -> None:
         for scope, code, f in fails:
             loc = scope if scope == "dataset" else f"{scope} (line {lines.get(scope)})"
             where = f" {f.where}" if f.where else ""
-            console.print(f"  [red]{code}[/] {escape(loc)}{escape(where)}: {escape(f.message)}")
+            console.print(f"  [red]{code}[/] {escape(loc)}{escape(where)}: {escape(_short(f.message, MESSAGE_CHARS))}")
             if f.details.get("closest"):
                 console.print(f"      closest match: «{escape(_short(f.details['closest'], 200))}»")
     unchecked = sorted(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from harness.evaluation.compare import PairedRow
-from harness.report.format import MISSING, esc, fmt3, fmt_iv, num, spaced, wtl
+from harness.report.format import LEGEND, MISSING, bounds, esc, fmt3, fmt_iv, legend, num, spaced, wtl
 from harness.report.model import TABLE_METRICS, ReportData, rank_lists, rank_summary
 from harness.report.plots import category_bars, depth_curves, figure_svg, forest, rank_ecdf, slice_compare
 from harness.stats.methods import display_order
@@ -40,11 +40,48 @@ def figure(fig_id: str, svg: str, caption: str) -> str:
     return f'<figure id="{esc(fig_id)}">{svg}<figcaption>{caption}</figcaption></figure>'
 
 
+def iv_html(iv, spec: str = ".3f") -> str:
+    """An interval as ``<span class='iv'>[0.301, 1.000ᶜ]</span>``: the text of
+    :func:`harness.report.format.fmt_iv` (clipped bounds marked, infinite bounds as ``-inf``/``+inf``, a zero-width
+    interval as ``[degenerate]``), the marks as classes (``clipped``, ``infinite``, ``degenerate``) and their meaning
+    as the title; ``""`` for ``None``. ``iv``: anything :func:`harness.report.format.bounds` takes."""
+    b = bounds(iv)
+    if b is None:
+        return ""
+    marks = [k for k in LEGEND if k in b.marks()]
+    if not marks:
+        return f"<span class='iv'>{esc(fmt_iv(b, spec))}</span>"
+    title = "; ".join(LEGEND[k] for k in marks)
+    return f"<span class='iv {' '.join(marks)}' title='{esc(title)}'>{esc(fmt_iv(b, spec))}</span>"
+
+
+def legend_html(ivs) -> str:
+    """``<p class='note legend'>`` with the meaning of the interval marks that occur among ``ivs``, or ``""``."""
+    text = legend(ivs)
+    return f"<p class='note legend'>{esc(text)}</p>" if text else ""
+
+
 def mean_cell(ov) -> str:
-    """A table cell: the mean over its CR2 interval (``-`` when the metric is not available)."""
+    """A table cell: the mean over its CR2 interval, marked (``-`` when the metric is not available)."""
     if ov is None:
         return f"<td>{MISSING}</td>"
-    return f"<td>{fmt3(ov.mean)}<span class='iv'>{fmt_iv(ov.interval())}</span></td>"
+    return f"<td>{fmt3(ov.mean)}{iv_html(ov.intervals.get('cr2'))}</td>"
+
+
+def _cr2s(ovs) -> list:
+    return [ov.intervals.get("cr2") for ov in ovs if ov is not None]
+
+
+def whisker_note(ivs) -> str:
+    """A caption sentence when a figure's intervals hold bounds clipped to [0, 1], infinite or zero-width ones (the
+    figure cannot show the marks; its table does)."""
+    marks: set[str] = set()
+    for iv in ivs:
+        b = bounds(iv)
+        marks |= b.marks() if b is not None else set()
+    parts = {"clipped": "clipped at 0 or 1", "infinite": "unbounded (drawn to 0 or 1)", "degenerate": "of zero width"}
+    said = [parts[k] for k in parts if k in marks]
+    return f" Some intervals are {', '.join(said)}: the table marks them." if said else ""
 
 
 def systems_table(data: ReportData, slice_name: str = "all") -> str:
@@ -58,15 +95,17 @@ def systems_table(data: ReportData, slice_name: str = "all") -> str:
         cells = "".join(mean_cell(e.overall(m, slice_name)) for m in metrics)
         cls = " class='base'" if data.baseline is e else ""
         rows.append(f"<tr{cls}><td>{esc(e.label)}</td><td>{s.n_questions}</td><td>{s.n_clusters}</td>{cells}</tr>")
+    shown = _cr2s(e.overall(m, slice_name) for e in entries for m in metrics)
     return (
         f"<table class='systems' id='table-systems-{esc(slice_name)}'><thead><tr><th class='l'>system</th>"
         f"<th>questions</th><th>clusters</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        + legend_html(shown)
     )
 
 
 def _methods_table(data: ReportData, metric: str = "mrr") -> str:
     ovs = {e.label: e.overall(metric) for e in data.entries}
-    methods = [m for m in INTERVAL_METHODS if any(ov is not None and ov.interval(m) for ov in ovs.values())]
+    methods = [m for m in INTERVAL_METHODS if any(ov is not None and ov.intervals.get(m) for ov in ovs.values())]
     if not methods:
         return ""
     head = "".join(f"<th>{esc(m)}</th>" for m in methods)
@@ -74,13 +113,14 @@ def _methods_table(data: ReportData, metric: str = "mrr") -> str:
     for lab, ov in ovs.items():
         if ov is None:
             continue
-        cells = "".join(f"<td>{fmt_iv(ov.interval(m)) or MISSING}</td>" for m in methods)
+        cells = "".join(f"<td>{iv_html(ov.intervals.get(m)) or MISSING}</td>" for m in methods)
         rows.append(f"<tr><td>{esc(lab)}</td><td>{fmt3(ov.mean)}</td>{cells}</tr>")
+    marks = legend_html(ov.intervals.get(m) for ov in ovs.values() if ov is not None for m in methods)
     return (
         f"<details><summary>{esc(metric)} under every interval method recorded</summary><div class='body'>"
         f"<table><thead><tr><th class='l'>system</th><th>mean</th>{head}</tr></thead><tbody>{''.join(rows)}"
-        "</tbody></table><p class='note'>cr2 is the report's interval (CR2 cluster-robust t, Satterthwaite df); "
-        "cluster_t is centred on the mean of cluster means (macro); iid_wald ignores clustering and is shown for "
+        f"</tbody></table>{marks}<p class='note'>cr2 is the report's interval (CR2 cluster-robust t, Satterthwaite "
+        "df); cluster_t is centred on the mean of cluster means (macro); iid_wald ignores clustering and is shown for "
         "contrast only.</p></div></details>"
     )
 
@@ -119,6 +159,9 @@ def section_categories(data: ReportData) -> str:
         for (lab, c, m), v in data.category_values.items()
         if m == "mrr" and lab in labels
     }
+    shown = {
+        (lab, c): v.interval_dict() for (lab, c, m), v in data.category_values.items() if m == "mrr" and lab in labels
+    }
     fig = category_bars(data.categories, notes, data.labels, vals, metric_label="MRR", level=data.level)
     svg = figure_svg(fig, FIGURE_IDS["category"], title="MRR per question category with CR2 whiskers")
     cap = (
@@ -130,6 +173,7 @@ def section_categories(data: ReportData) -> str:
             else ""
         )
         + "Categories hold few questions and fewer clusters, so these intervals are wide and their coverage uncertain."
+        + whisker_note(shown.values())
     )
     head = "".join(f"<th>{esc(spaced(c))}<br><span class='note'>{esc(notes[c])}</span></th>" for c in data.categories)
     rows = []
@@ -137,13 +181,11 @@ def section_categories(data: ReportData) -> str:
         cells = []
         for c in data.categories:
             v = vals.get((lab, c))
-            cells.append(
-                f"<td>{MISSING}</td>" if v is None else f"<td>{fmt3(v[0])}<span class='iv'>{fmt_iv(v[1])}</span></td>"
-            )
+            cells.append(f"<td>{MISSING}</td>" if v is None else f"<td>{fmt3(v[0])}{iv_html(shown[(lab, c)])}</td>")
         rows.append(f"<tr><td>{esc(lab)}</td>{''.join(cells)}</tr>")
     table = (
         f"<details><summary>table</summary><div class='body'><table><thead><tr><th class='l'>system</th>{head}</tr>"
-        f"</thead><tbody>{''.join(rows)}</tbody></table></div></details>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table>{legend_html(shown.values())}</div></details>"
     )
     return (
         f"<section id='categories'><h2>MRR per category</h2>{figure(FIGURE_IDS['category'], svg, cap)}{table}</section>"
@@ -151,17 +193,17 @@ def section_categories(data: ReportData) -> str:
 
 
 def _paired_row(data: ReportData, r: PairedRow) -> str:
-    ok = r.noninferior
     if r.metric == data.gate_metric:
-        verdict = f"<span class='{'pass' if ok else 'fail'}'>{'PASS' if ok else 'FAIL'}</span>"
+        cls = {"PASS": "pass", "FAIL": "fail"}.get(r.decision, "inconclusive")
+        verdict = f"<span class='{cls}' title='{esc(r.reason)}'>{esc(r.decision)}</span>"
     else:
-        verdict = "yes" if ok else "no"
+        verdict = f"<span title='{esc(r.reason)}'>{esc(r.decision.lower())}</span>"
     return (
         f"<tr><td>{esc(r.label)}</td><td class='l'>{esc(r.metric)}</td><td>{fmt3(r.mean_a)}</td>"
         f"<td>{fmt3(r.mean_b)}</td><td>{r.diff:+.3f}</td>"
-        f"<td>{fmt_iv((r.lower, r.upper))}</td><td>{num(r.lower_one_sided, '+.3f')}</td><td>{num(r.df, '.1f')}</td>"
-        f"<td>{num(r.p, '.3g')}</td><td>{num(r.p_holm, '.3g')}</td><td>{wtl(r.questions)}</td>"
-        f"<td>{wtl(r.clusters)}</td><td>{verdict}</td></tr>"
+        f"<td>{iv_html(r.interval or (r.lower, r.upper), '+.3f')}</td><td>{num(r.lower_one_sided, '+.3f')}</td>"
+        f"<td>{num(r.df, '.1f')}</td><td>{num(r.p, '.3g')}</td><td>{num(r.p_holm, '.3g')}</td>"
+        f"<td>{wtl(r.questions)}</td><td>{wtl(r.clusters)}</td><td>{verdict}</td></tr>"
     )
 
 
@@ -184,7 +226,7 @@ def section_paired(data: ReportData) -> str:
         f"<th>{esc(base)}</th><th>candidate</th><th>diff</th><th>{100 * data.level:.0f} % CI</th>"
         f"<th>one-sided {100 * (1 - data.alpha):.0f} %<br>lower bound</th><th>df</th><th>p</th><th>p Holm</th>"
         "<th>questions<br>W/T/L</th><th>clusters<br>W/T/L</th>"
-        f"<th>lower bound<br>&gt; -{data.margin:g}</th></tr></thead>"
+        f"<th>gate verdict<br>(margin {data.margin:g})</th></tr></thead>"
     )
     gate_rows = [_paired_row(data, r) for r in data.paired if r.metric == data.gate_metric]
     other_rows = [_paired_row(data, r) for r in data.paired if r.metric != data.gate_metric]
@@ -194,8 +236,10 @@ def section_paired(data: ReportData) -> str:
     table += (
         "<p class='note'>p: cluster-level paired sign-flip randomisation test; Holm across the candidates for each "
         "metric. W/T/L: the candidate's wins, ties and losses against the baseline (questions; cluster means). "
-        f"PASS: the gate (<code>harness gate --metric {esc(data.gate_metric)} --margin {data.margin:g}</code>) would "
-        "pass.</p>"
+        f"Gate verdict: what <code>harness gate --metric {esc(data.gate_metric)} --margin {data.margin:g}</code> "
+        f"says: PASS when the one-sided lower bound exceeds -{data.margin:g}, FAIL when the upper bound of the same "
+        f"{100 * (1 - 2 * data.alpha):g} % interval lies below it, INCONCLUSIVE otherwise (the reason is the cell's "
+        "title).</p>" + legend_html(r.interval or (r.lower, r.upper) for r in data.paired)
     )
     if other_rows:
         table += (
@@ -244,6 +288,8 @@ def section_depth(data: ReportData) -> str:
         f"chunks in the top k chunks, averaged over questions. k = {', '.join(str(k) for k in ks)}; vertical lines: "
         f"{100 * data.level:.0f} % CR2 intervals (points dodged sideways)."
     )
+    shown = _cr2s(e.overall(f"{f}@{k}") for e in data.entries for f in panels for k in ks)
+    cap += whisker_note(shown)
     head = "".join(f"<th>{esc(f)}@{k}</th>" for f in panels for k in ks)
     rows = []
     for e in data.entries:
@@ -251,7 +297,7 @@ def section_depth(data: ReportData) -> str:
         rows.append(f"<tr><td>{esc(e.label)}</td>{cells}</tr>")
     table = (
         f"<details><summary>table</summary><div class='body'><table><thead><tr><th class='l'>system</th>{head}</tr>"
-        f"</thead><tbody>{''.join(rows)}</tbody></table></div></details>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table>{legend_html(shown)}</div></details>"
     )
     return (
         "<section id='depth'><h2>All-hop and evidence recall by depth</h2>"
@@ -354,6 +400,7 @@ def section_covered(data: ReportData) -> str:
         "Each system on all questions (filled circles, solid lines) and on the questions whose gold documents are all "
         f"fully indexed (open squares, dashed lines), {100 * data.level:.0f} % CR2 intervals. {esc(cov_txt)} Lexical "
         "systems are scored on the same slice so the comparison is like for like."
+        + whisker_note(_cr2s(e.overall(m, sl) for e in ents for sl in ("all", "covered") for m in metrics))
     )
     return (
         "<section id='covered'><h2>Fully covered slice</h2>"

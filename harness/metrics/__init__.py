@@ -1,7 +1,15 @@
 """Per-question retrieval metrics over one canonical ranking, and their means over a whole gold set.
 
 Every metric of the project is computed here, from one canonical ranking per (system, question, level):
-:func:`canonical_ranking` (score descending, then id ascending) is the project's single tie rule.
+:func:`~harness.ranking.canonical_ranking` (score descending, then id ascending; re-exported here) is the project's
+single tie rule.
+
+The registry :data:`METRICS` maps each metric *family* to its level, whether it takes ``@k``, its compute function
+(one small function per family, in :mod:`~harness.metrics.documents` and :mod:`~harness.metrics.evidence`, in the
+style of ranx's ``metric_switch`` and ir_measures' registered measures) and whether run summaries include it.
+:func:`question_metrics` loops over the registry; :func:`summary_metric_ids` and the named lists of
+:data:`METRIC_SETS` are what every summary, table, comparison and CLI default reads. A new family is one module
+plus one registry line.
 
 Metric ids (used in tables, JSON and the gate; parsed by :class:`MetricSpec`):
 
@@ -15,22 +23,25 @@ id                     level   definition (rank counted from 1 in the canonical 
 ``hit@k``              docs    1 if any required gold document is satisfied within the top k, else 0.
 ``ndcg@k``             docs    graded nDCG with gain = grade and a log2(rank + 1) discount, the ideal built
                                from the gold grades (trec_eval ``ndcg_cut``: gain = rel, not 2^rel - 1;
-                               Järvelin & Kekäläinen 2002). ``ndcg@10`` is the reported one.
+                               Järvelin & Kekäläinen 2002). ``ndcg@10`` is the summarised one.
+``precision@k``        docs    share of the top k that satisfy a gold document (grade 1 or 2), each gold document
+                               counted once, divided by k (trec_eval ``P_k``; see :mod:`~harness.metrics.precision`).
+                               Not summarised; available by id.
 ``evidence_recall@k``  chunks  share of the record's evidence chunks (``GoldRecord.evidence_chunks()``)
                                within the top k of the chunk ranking.
 ``evidence_mrr``       chunks  1/rank of the first evidence chunk within ``chunk_depth``, else 0.
 =====================  ======  ==============================================================================
 
-Relevance (see :mod:`harness.goldset.schema`): a gold document is *satisfied* at rank r when it, or one of its
+Relevance (see :mod:`harness.metrics.relevance`): a gold document is *satisfied* at rank r when it, or one of its
 ``alternatives``, is at rank r; its rank is the best (smallest) rank among itself and its alternatives. Grade 2
-(the default) is *required*; grade 1 (*useful*) counts for ``mrr`` and ``ndcg`` only. Alternatives do not apply
-to evidence chunks: an alternative document's chunks are not evidence.
+(the default) is *required*; grade 1 (*useful*) counts for ``mrr``, ``ndcg`` and ``precision`` only. Alternatives
+do not apply to evidence chunks: an alternative document's chunks are not evidence.
 
-Undefined cases: a record with no required gold document has recall/all_hop/hit 0, and one without evidence
-chunks has evidence metrics 0; both are listed in :attr:`QuestionResult.undefined` (a validator should reject
-such records). A ranking of ``None`` (the system returned nothing for that level) scores 0 on that level's
-metrics and is flagged as not evaluated. A cut-off larger than the corpus is clamped to the corpus size and
-recorded in :attr:`QuestionResult.clamped`.
+Undefined cases: a record with no required gold document has recall/all_hop/hit 0, one without any gold document
+has precision 0, and one without evidence chunks has evidence metrics 0; all are listed in
+:attr:`QuestionResult.undefined` (a validator should reject such records). A ranking of ``None`` (the system
+returned nothing for that level) scores 0 on that level's metrics and is flagged as not evaluated. A cut-off
+larger than the corpus is clamped to the corpus size and recorded in :attr:`QuestionResult.clamped`.
 
 Means (:func:`aggregate`) run over the WHOLE gold set: a missing question or ranking counts 0 and is reported.
 """
@@ -39,61 +50,90 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any
 
 from harness.errors import MetricError
 from harness.goldset.schema import CATEGORIES, GoldRecord
+from harness.metrics import documents, evidence, precision
+from harness.metrics.relevance import ChunkJudgement, Clamp, DocumentJudgement, Level, positive_int
 from harness.ranking import canonical_ranking
 
 __all__ = [
     "DEFAULT_KS",
     "METRICS",
+    "METRIC_SETS",
+    "Level",
     "MetricError",
-    "MetricInfo",
+    "MetricFamily",
     "MetricSpec",
     "QuestionResult",
     "aggregate",
     "canonical_ranking",
     "parse_metrics",
     "question_metrics",
+    "summary_metric_ids",
 ]
 
-_Ranking = list[tuple[str, float]]
-Level = Literal["docs", "chunks"]
-
 DEFAULT_KS: tuple[int, ...] = (1, 5, 10, 20)
-"""Cut-offs of recall@k, all_hop@k, hit@k and evidence_recall@k computed by default."""
+"""Cut-offs of the families summarised at the run's ks (recall, all_hop, hit, evidence_recall) by default."""
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Metric ids
+# The registry
 
 
 @dataclass(frozen=True)
-class MetricInfo:
-    """A metric family of the registry: its level, whether it takes ``@k``, and a one-line definition."""
+class MetricFamily:
+    """One metric family of the registry.
+
+    Attributes:
+        name: the family name (the id before ``@``): lowercase letters and ``_``.
+        level: ``"docs"`` or ``"chunks"``: the ranking it reads, and so the judgement it is given.
+        compute: ``compute(judgement, k) -> float in [0, 1]``; the judgement is a
+            :class:`~harness.metrics.relevance.DocumentJudgement` (docs) or
+            :class:`~harness.metrics.relevance.ChunkJudgement` (chunks) with an existing ranking; ``k`` is the
+            cut-off after clamping to the corpus size, ``None`` for families without ``@k``.
+        takes_k: whether ids carry a cut-off (``recall@10``) or not (``mrr``: the depth is its cut-off).
+        undefined: ``undefined(judgement) -> bool``: the value is set by convention for this record (listed in
+            :attr:`QuestionResult.undefined`); ``None``: always defined.
+        summary: whether run summaries include the family (:func:`summary_metric_ids`).
+        summary_ks: the summarised cut-offs when they are fixed (``ndcg``: 10); ``None``: the run's ks.
+    """
 
     name: str
     level: Level
-    takes_k: bool
-    description: str
+    compute: Callable[[Any, int | None], float]
+    takes_k: bool = False
+    undefined: Callable[[Any], bool] | None = None
+    summary: bool = True
+    summary_ks: tuple[int, ...] | None = None
+
+    @property
+    def description(self) -> str:
+        """The first line of the compute function's docstring."""
+        return (self.compute.__doc__ or self.name).strip().splitlines()[0]
 
 
-METRICS: dict[str, MetricInfo] = {
-    m.name: m
-    for m in (
-        MetricInfo("mrr", "docs", False, "1/rank of the first document satisfying any gold document, within doc_depth"),
-        MetricInfo("recall", "docs", True, "share of required gold documents satisfied in the top k"),
-        MetricInfo("all_hop", "docs", True, "1 if every required gold document is satisfied in the top k"),
-        MetricInfo("hit", "docs", True, "1 if any required gold document is satisfied in the top k"),
-        MetricInfo("ndcg", "docs", True, "graded nDCG (gain = grade, log2 discount), trec_eval ndcg_cut"),
-        MetricInfo("evidence_recall", "chunks", True, "share of evidence chunks in the top k of the chunk ranking"),
-        MetricInfo("evidence_mrr", "chunks", False, "1/rank of the first evidence chunk, within chunk_depth"),
+METRICS: dict[str, MetricFamily] = {
+    f.name: f
+    for f in (
+        MetricFamily("mrr", "docs", documents.mrr),
+        MetricFamily("recall", "docs", documents.recall, takes_k=True, undefined=documents.no_required),
+        MetricFamily("all_hop", "docs", documents.all_hop, takes_k=True, undefined=documents.no_required),
+        MetricFamily("hit", "docs", documents.hit, takes_k=True, undefined=documents.no_required),
+        MetricFamily("ndcg", "docs", documents.ndcg, takes_k=True, summary_ks=(10,)),
+        MetricFamily(
+            "precision", "docs", precision.precision, takes_k=True, undefined=precision.no_gold, summary=False
+        ),
+        MetricFamily(
+            "evidence_recall", "chunks", evidence.evidence_recall, takes_k=True, undefined=evidence.no_evidence
+        ),
+        MetricFamily("evidence_mrr", "chunks", evidence.evidence_mrr, undefined=evidence.no_evidence),
     )
 }
-"""The metric registry: ``{family name: MetricInfo}``."""
+"""The metric registry: ``{family name: MetricFamily}``, in display order."""
 
 _METRIC_RE = re.compile(r"([a-z_]+)(?:@([0-9]+))?")
 
@@ -161,6 +201,40 @@ def parse_metrics(ids: Iterable[str | MetricSpec]) -> list[MetricSpec]:
         ids = [ids]
     specs = [MetricSpec.parse(i) for i in ids]
     return list(dict.fromkeys(specs))
+
+
+def summary_metric_ids(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
+    """The metric ids a run computes and summarises, in registry (display) order.
+
+    Every family with ``summary`` set, at its fixed ``summary_ks`` or else at ``ks`` (in the order given);
+    with the default ks: ``mrr``, ``recall@{1,5,10,20}``, ``all_hop@…``, ``hit@…``, ``ndcg@10``,
+    ``evidence_recall@…``, ``evidence_mrr``.
+    """
+    ids: list[str] = []
+    for fam in METRICS.values():
+        if not fam.summary:
+            continue
+        if fam.takes_k:
+            ids += [f"{fam.name}@{k}" for k in (fam.summary_ks if fam.summary_ks is not None else ks)]
+        else:
+            ids.append(fam.name)
+    return ids
+
+
+METRIC_SETS: dict[str, tuple[str, ...]] = {
+    "compare": ("mrr", "recall@5", "recall@10", "all_hop@10", "evidence_recall@10", "evidence_recall@20"),
+    "terminal": ("mrr", "recall@5", "recall@10", "all_hop@10"),
+    "terminal_evidence": ("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@20"),
+    "report_table": ("mrr", "recall@5", "recall@10", "all_hop@10", "ndcg@10", "evidence_recall@10", "evidence_mrr"),
+    "forest": ("mrr", "recall@10", "all_hop@10", "evidence_recall@10"),
+}
+"""Named metric lists, declared once: ``compare`` (``harness compare`` and its CLI default), ``terminal`` and
+``terminal_evidence`` (the run tables printed by ``harness run``), ``report_table`` (HTML and Markdown report
+tables), ``forest`` (the report's paired-difference forest). Each is a subset of :func:`summary_metric_ids` at
+:data:`DEFAULT_KS`, so a default run summarises every metric they show."""
+
+for _name, _ids in METRIC_SETS.items():  # fail at import, not at the first table, on a mistyped id
+    parse_metrics(_ids)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -231,71 +305,19 @@ class QuestionResult:
         }
 
 
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    return value
-
-
-def _gold_targets(record: GoldRecord) -> dict[str, tuple[int, tuple[str, ...]]]:
-    """``{gold doc id: (grade, ids that satisfy it: itself then its alternatives)}``.
-
-    A gold document listed twice is merged (highest grade, union of alternatives).
-    """
-    out: dict[str, tuple[int, tuple[str, ...]]] = {}
-    for g in record.gold_documents:
-        gid = str(g.document_id)
-        ids = (gid, *(str(a.document_id) for a in g.alternatives))
-        if gid in out:
-            grade, prev = out[gid]
-            out[gid] = (max(grade, g.effective_grade), tuple(dict.fromkeys(prev + ids)))
-        else:
-            out[gid] = (g.effective_grade, tuple(dict.fromkeys(ids)))
-    return out
-
-
-def _dcg(gains: Iterable[tuple[int, float]]) -> float:
-    """sum of gain / log2(rank + 1) over ``(rank, gain)``."""
-    return math.fsum(g / math.log2(r + 1) for r, g in gains)
-
-
-def _ndcg(ranking: _Ranking, targets: dict[str, tuple[int, tuple[str, ...]]], k: int) -> float:
-    """Graded nDCG@k; each gold document is credited once, and each ranked document credits at most one.
-
-    Walking the ranking top-down, a document credits the highest-graded gold document it satisfies that is not
-    yet credited (ties: gold id ascending). Without alternatives this is trec_eval ``ndcg_cut_k``; with them it
-    stays <= 1 (the credited gains sit at distinct ranks, so their DCG is at most the ideal one).
-    """
-    satisfies: dict[str, list[str]] = {}
-    for gid, (_, ids) in targets.items():
-        for i in ids:
-            satisfies.setdefault(i, []).append(gid)
-    credited: set[str] = set()
-    gains: list[tuple[int, float]] = []
-    for rank, (doc, _) in enumerate(ranking[:k], start=1):
-        open_ = [g for g in satisfies.get(doc, ()) if g not in credited]
-        if open_:
-            gid = min(open_, key=lambda g: (-targets[g][0], g))
-            credited.add(gid)
-            gains.append((rank, float(targets[gid][0])))
-    ideal = sorted((grade for grade, _ in targets.values()), reverse=True)[:k]
-    idcg = _dcg(enumerate(map(float, ideal), start=1))
-    return _dcg(gains) / idcg if idcg > 0 else 0.0
-
-
 def question_metrics(
     record: GoldRecord,
     doc_ranking: Iterable[tuple[str | int, float]] | None,
     chunk_ranking: Iterable[tuple[str | int, float]] | None,
     *,
+    metrics: Iterable[str | MetricSpec] | None = None,
     doc_depth: int = 50,
     chunk_depth: int = 200,
     ks: Sequence[int] = DEFAULT_KS,
-    ndcg_ks: Sequence[int] = (10,),
     n_docs_in_corpus: int | None = None,
     n_chunks_in_corpus: int | None = None,
 ) -> QuestionResult:
-    """All metrics of one question (definitions in the module docstring).
+    """The metrics of one question (definitions in the module docstring), one registry family at a time.
 
     Both rankings are first made canonical (:func:`canonical_ranking`: duplicates keep their best score, score
     descending then id ascending), then cut at their depth, so the input order of the pairs does not matter.
@@ -305,104 +327,62 @@ def question_metrics(
         doc_ranking: ``(doc_id, score)`` pairs, higher better; ``None`` when the system returned nothing
             (all document metrics 0, ``evaluated_docs=False``). An empty list is a ranking with no hit.
         chunk_ranking: ``(chunk_id, score)`` pairs, or ``None`` (evidence metrics 0, ``evaluated_chunks=False``).
+        metrics: the metric ids to compute (any registered family, e.g. ``["precision@5"]``); ``None``: the run
+            summary's ids, :func:`summary_metric_ids` at ``ks``.
         doc_depth: document cut-off (>= 1), also the cut-off of ``mrr``.
         chunk_depth: chunk cut-off (>= 1), also the cut-off of ``evidence_mrr``.
-        ks: cut-offs of recall/all_hop/hit/evidence_recall; each must be <= doc_depth and <= chunk_depth.
-        ndcg_ks: cut-offs of ndcg (each <= doc_depth).
+        ks: with ``metrics=None``: cut-offs of the families summarised at the run's ks (sorted, repeats dropped).
         n_docs_in_corpus: when given, document cut-offs above it are clamped to it (and recorded).
         n_chunks_in_corpus: the same for chunk cut-offs.
 
     Returns:
-        A :class:`QuestionResult`; every metric lies in [0, 1].
+        A :class:`QuestionResult`; every metric lies in [0, 1]; ``metrics`` keeps the order of the ids.
 
     Raises:
-        ValueError: a depth, k or corpus size is not an int >= 1, or a k exceeds its depth.
-        MetricError: a score is NaN.
+        ValueError: a depth, k or corpus size is not an int >= 1, or a metric's k exceeds the depth of its level.
+        MetricError: an unknown metric id; a score is NaN.
     """
-    doc_depth = _positive_int("doc_depth", doc_depth)
-    chunk_depth = _positive_int("chunk_depth", chunk_depth)
-    ks = sorted({_positive_int("k", k) for k in ks})
-    ndcg_ks = sorted({_positive_int("ndcg k", k) for k in ndcg_ks})
-    for k in ks:
-        if k > doc_depth or k > chunk_depth:
-            raise ValueError(f"k={k} exceeds doc_depth={doc_depth} or chunk_depth={chunk_depth}")
-    for k in ndcg_ks:
-        if k > doc_depth:
-            raise ValueError(f"ndcg k={k} exceeds doc_depth={doc_depth}")
-    n_docs = None if n_docs_in_corpus is None else _positive_int("n_docs_in_corpus", n_docs_in_corpus)
-    n_chunks = None if n_chunks_in_corpus is None else _positive_int("n_chunks_in_corpus", n_chunks_in_corpus)
+    doc_depth = positive_int("doc_depth", doc_depth)
+    chunk_depth = positive_int("chunk_depth", chunk_depth)
+    if metrics is None:
+        specs = parse_metrics(summary_metric_ids(sorted({positive_int("k", k) for k in ks})))
+    else:
+        specs = parse_metrics(metrics)
+    depths: dict[Level, int] = {"docs": doc_depth, "chunks": chunk_depth}
+    for s in specs:
+        if s.k is not None and s.k > depths[s.level]:
+            name = "doc_depth" if s.level == "docs" else "chunk_depth"
+            raise ValueError(f"metric {s.id}: k={s.k} exceeds {name}={depths[s.level]}")
+    n_docs = None if n_docs_in_corpus is None else positive_int("n_docs_in_corpus", n_docs_in_corpus)
+    n_chunks = None if n_chunks_in_corpus is None else positive_int("n_chunks_in_corpus", n_chunks_in_corpus)
+    corpus_size: dict[Level, int | None] = {"docs": n_docs, "chunks": n_chunks}
 
-    clamped: dict[str, int] = {}
+    clamp = Clamp()
+    docs = DocumentJudgement.of(record, doc_ranking, clamp("doc_depth", doc_depth, n_docs))
+    chunks = ChunkJudgement.of(record, chunk_ranking, clamp("chunk_depth", chunk_depth, n_chunks))
+    judged: dict[Level, DocumentJudgement | ChunkJudgement] = {"docs": docs, "chunks": chunks}
 
-    def clamp(label: str, value: int, n: int | None) -> int:
-        if n is not None and value > n:
-            clamped[label] = n
-            return n
-        return value
-
-    qid = record.qid
-    metrics: dict[str, float] = {}
+    values: dict[str, float] = {}
     undefined: list[str] = []
-
-    # Documents.
-    targets = _gold_targets(record)
-    required = [gid for gid, (grade, _) in targets.items() if grade == 2]
-    d_depth = clamp("doc_depth", doc_depth, n_docs)
-    docs = None if doc_ranking is None else canonical_ranking(doc_ranking, d_depth)
-    if docs is None:
-        gold_doc_ranks: dict[str, int | None] = dict.fromkeys(targets)
-    else:
-        pos = {doc: r for r, (doc, _) in enumerate(docs, start=1)}
-        gold_doc_ranks = {
-            gid: min((pos[i] for i in ids if i in pos), default=None) for gid, (_, ids) in targets.items()
-        }
-    found = [r for r in gold_doc_ranks.values() if r is not None]
-    metrics["mrr"] = 1.0 / min(found) if found else 0.0
-    for k in ks:
-        ke = clamp(f"recall@{k}", k, n_docs)
-        if ke != k:
-            clamped[f"all_hop@{k}"] = clamped[f"hit@{k}"] = ke
-        n_in = sum(1 for gid in required if (r := gold_doc_ranks[gid]) is not None and r <= ke)
-        metrics[f"recall@{k}"] = n_in / len(required) if required else 0.0
-        metrics[f"all_hop@{k}"] = 1.0 if required and n_in == len(required) else 0.0
-        metrics[f"hit@{k}"] = 1.0 if n_in > 0 else 0.0
-        if not required:
-            undefined += [f"recall@{k}", f"all_hop@{k}", f"hit@{k}"]
-    for k in ndcg_ks:
-        ke = clamp(f"ndcg@{k}", k, n_docs)
-        metrics[f"ndcg@{k}"] = 0.0 if docs is None else _ndcg(docs, targets, ke)
-
-    # Chunks.
-    evidence = record.evidence_chunks()
-    c_depth = clamp("chunk_depth", chunk_depth, n_chunks)
-    chunks = None if chunk_ranking is None else canonical_ranking(chunk_ranking, c_depth)
-    if chunks is None:
-        gold_chunk_ranks: dict[str, int | None] = dict.fromkeys(evidence)
-    else:
-        cpos = {c: r for r, (c, _) in enumerate(chunks, start=1)}
-        gold_chunk_ranks = {c: cpos.get(c) for c in evidence}
-    for k in ks:
-        ke = clamp(f"evidence_recall@{k}", k, n_chunks)
-        n_in = sum(1 for r in gold_chunk_ranks.values() if r is not None and r <= ke)
-        metrics[f"evidence_recall@{k}"] = n_in / len(evidence) if evidence else 0.0
-        if not evidence:
-            undefined.append(f"evidence_recall@{k}")
-    cfound = [r for r in gold_chunk_ranks.values() if r is not None]
-    metrics["evidence_mrr"] = 1.0 / min(cfound) if cfound else 0.0
-    if not evidence:
-        undefined.append("evidence_mrr")
+    for s in specs:
+        fam = METRICS[s.name]
+        j = judged[fam.level]
+        k = None if s.k is None else clamp(s.id, s.k, corpus_size[fam.level])
+        values[s.id] = 0.0 if j.ranking is None else fam.compute(j, k)
+        if fam.undefined is not None and fam.undefined(j):
+            undefined.append(s.id)
 
     return QuestionResult(
-        qid=qid,
+        qid=record.qid,
         category=record.category,
-        metrics=metrics,
-        evaluated_docs=docs is not None,
-        evaluated_chunks=chunks is not None,
-        doc_depth=d_depth,
-        chunk_depth=c_depth,
-        clamped=clamped,
-        gold_doc_ranks=gold_doc_ranks,
-        gold_chunk_ranks=gold_chunk_ranks,
+        metrics=values,
+        evaluated_docs=docs.ranking is not None,
+        evaluated_chunks=chunks.ranking is not None,
+        doc_depth=docs.depth,
+        chunk_depth=chunks.depth,
+        clamped=clamp.clamped,
+        gold_doc_ranks=docs.gold_ranks,
+        gold_chunk_ranks=chunks.gold_ranks,
         undefined=tuple(undefined),
     )
 

@@ -1,0 +1,221 @@
+"""Record rules V020–V033: uniqueness, multi-document hops, false premises, dates and evidence, record by record."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from harness.corpus.chunker import normalize_text
+from harness.goldset.schema import GoldRecord
+from harness.validate.report import Finding
+from harness.validate.rules.base import Context, fail, line_of, normalize_question, not_applicable, ok, rule
+
+
+@rule("V020", "unique-id", scope="record", needs_corpus=False)
+def v020_unique_id(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """no duplicate ids
+
+    Checks: no other record has the same id
+    """
+    others = [j for j in ctx.ids_at[rec.qid] if j != i]
+    if not others:
+        return [ok()]
+    return [fail(f"id {rec.qid!r} is also used at {', '.join(line_of(ctx, j) for j in others)}", "id")]
+
+
+@rule("V021", "unique-question", scope="record", needs_corpus=False)
+def v021_unique_question(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """no duplicate questions after normalisation
+
+    Checks: no other record has the same question after normalisation (chunker normaliser, casefold, punctuation
+    dropped)
+    """
+    others = [j for j in ctx.questions_at[normalize_question(rec.question)] if j != i]
+    if not others:
+        return [ok()]
+    ids = ", ".join(f"{ctx.records[j].qid} ({line_of(ctx, j)})" for j in others)
+    return [fail(f"the same question (after normalisation) is asked by {ids}", "question")]
+
+
+@rule("V030", "multi-document-hops", scope="record", needs_corpus=False)
+def v030_multi_document_hops(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """multi_document: >= 2 gold documents and required_hops >= 2
+
+    Checks: multi_document questions have >= 2 distinct gold documents and required_hops >= 2 (when given)
+    """
+    if rec.category != "multi_document":
+        return [not_applicable("only multi_document questions", "category")]
+    out = []
+    n_docs = len({str(g.document_id) for g in rec.gold_documents})
+    out.append(
+        ok() if n_docs >= 2 else fail(f"multi_document question with {n_docs} gold document(s)", "gold_documents")
+    )
+    if rec.required_hops is not None:  # absent: V013 says whether the contract requires it
+        out.append(
+            ok()
+            if rec.required_hops >= 2
+            else fail(f"multi_document question with required_hops {rec.required_hops}", "required_hops")
+        )
+    return out
+
+
+def _has_marker(text: str, markers: tuple[str, ...]) -> bool:
+    words = re.findall(r"\w+", normalize_text(text).casefold())
+    for m in markers:
+        if m.endswith("*"):
+            if any(w.startswith(m[:-1]) for w in words):
+                return True
+        elif m in words:
+            return True
+    return False
+
+
+@rule("V031", "false-premise", scope="record", needs_corpus=False)
+def v031_false_premise(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """false-premise questions correct the premise with a refuting quote; answerable ones do not
+
+    Checks: category negative_false_premise <=> answerability false_premise; false-premise questions have a
+    reference answer that corrects the premise (contains a contract ``premise_correction_markers`` word), an
+    unanswerable_reason, and a gold document with a ``refutation_roles`` role and at least one quote; answerable
+    questions have neither
+    """
+    out = []
+    roles = set(ctx.contract.refutation_roles)
+    is_fp = rec.answerability == "false_premise"
+    if "negative_false_premise" in ctx.contract.categories or rec.category == "negative_false_premise":
+        if (rec.category == "negative_false_premise") != is_fp:
+            out.append(
+                fail(
+                    f"category {rec.category} with answerability {rec.answerability} "
+                    "(negative_false_premise questions, and only they, are false_premise)",
+                    "answerability",
+                )
+            )
+        else:
+            out.append(ok())
+    refuting = [g for g in rec.gold_documents if g.role in roles]
+    if is_fp:
+        if not (rec.reference_answer or "").strip():
+            out.append(fail("false-premise question without a reference answer", "reference_answer"))
+        elif ctx.contract.premise_correction_markers and not _has_marker(
+            rec.reference_answer, ctx.contract.premise_correction_markers
+        ):
+            out.append(
+                fail(
+                    "reference answer does not correct the premise (none of the contract's "
+                    "premise_correction_markers occurs in it)",
+                    "reference_answer",
+                )
+            )
+        else:
+            out.append(ok())
+        out.append(
+            ok()
+            if rec.unanswerable_reason and rec.unanswerable_reason.strip()
+            else fail("false-premise question without an unanswerable_reason", "unanswerable_reason")
+        )
+        if not refuting:
+            out.append(fail(f"no gold document with a refuting role ({', '.join(sorted(roles))})", "gold_documents"))
+        elif not any(g.evidence for g in refuting):
+            out.append(fail("the refuting gold document has no quote", "gold_documents"))
+        else:
+            out.append(ok())
+    else:
+        out.append(
+            ok()
+            if rec.unanswerable_reason is None or not rec.unanswerable_reason.strip()
+            else fail(
+                f"answerable question with unanswerable_reason {rec.unanswerable_reason!r}", "unanswerable_reason"
+            )
+        )
+        if refuting:
+            gi = rec.gold_documents.index(refuting[0])
+            out.append(
+                fail(f"answerable question with a {refuting[0].role} gold document", f"gold_documents[{gi}].role")
+            )
+        else:
+            out.append(ok())
+    return out
+
+
+def _iso(s: str | None) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(s)
+    except (TypeError, ValueError):
+        return None
+
+
+@rule("V032", "as-of-date", scope="record", needs_corpus=False)
+def v032_as_of_date(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """as_of is not earlier than the newest gold document
+
+    Checks: as_of is not earlier than the newest gold document's publication_date (both ISO dates; not
+    applicable without as_of)
+    """
+    out = []
+    as_of = _iso(rec.as_of)
+    newest: tuple[dt.date, int] | None = None
+    for gi, g in enumerate(rec.gold_documents):
+        if g.publication_date is None:  # absent: V013 says whether the contract requires it
+            continue
+        d = _iso(g.publication_date)
+        if d is None or len(g.publication_date) != 10:
+            out.append(
+                fail(
+                    f"publication_date {g.publication_date!r} is not an ISO date",
+                    f"gold_documents[{gi}].publication_date",
+                )
+            )
+            continue
+        if newest is None or d > newest[0]:
+            newest = (d, gi)
+    if rec.as_of is None:
+        out.append(not_applicable("no as_of date to compare with", "as_of"))
+    elif as_of is None:
+        out.append(fail(f"as_of {rec.as_of!r} is not an ISO date", "as_of"))
+    elif newest is not None:
+        out.append(
+            ok()
+            if as_of >= newest[0]
+            else fail(
+                f"as_of {rec.as_of} is earlier than gold document {rec.gold_documents[newest[1]].document_id}'s "
+                f"publication_date {newest[0].isoformat()}",
+                "as_of",
+            )
+        )
+    return out or [ok()]
+
+
+@rule("V033", "evidence-present", scope="record", needs_corpus=False)
+def v033_evidence_present(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """gold documents present and distinct; required ones have non-empty quotes
+
+    Checks: at least one gold document; gold documents distinct; every required (grade 2) gold document has
+    evidence (unless the contract says ``require_evidence = false``: a documents-only set); no quote empty after
+    normalisation; no repeated (chunk_id, quote) within a document
+    """
+    if not rec.gold_documents:
+        return [fail("no gold documents", "gold_documents")]
+    out = []
+    seen: dict[str, int] = {}
+    for gi, g in enumerate(rec.gold_documents):
+        did = str(g.document_id)
+        if did in seen:
+            out.append(fail(f"gold document {did} repeats gold_documents[{seen[did]}]", f"gold_documents[{gi}]"))
+        else:
+            seen[did] = gi
+            out.append(ok())
+        if g.effective_grade == 2 and not g.evidence and ctx.contract.require_evidence:
+            out.append(fail(f"required gold document {did} has no evidence", f"gold_documents[{gi}].evidence"))
+        pairs: set[tuple[str, str]] = set()
+        for ei, e in enumerate(g.evidence):
+            where = f"gold_documents[{gi}].evidence[{ei}]"
+            q = normalize_text(e.quote)
+            if not q:
+                out.append(fail("quote is empty after normalisation", f"{where}.quote"))
+            elif (str(e.chunk_id), q) in pairs:
+                out.append(fail("the same chunk and quote are cited twice", where))
+            else:
+                out.append(ok())
+            pairs.add((str(e.chunk_id), q))
+    return out
