@@ -883,7 +883,7 @@ def test_open_vector_system_reads_binarize(tmp_path, monkeypatch):
 
 def test_vector_options_check_their_values():
     assert VectorOptions(model=None).model == "use"
-    assert VectorOptions(rescore="4").rescore == 4 and VectorOptions().rescore == 8
+    assert VectorOptions(rescore="4").rescore == 4 and VectorOptions().rescore == 1
     assert VectorOptions(index_fraction="0.5", until=None).index_fraction == 0.5
     for bad, field in (
         ({"binarize": "x"}, "binarize"),

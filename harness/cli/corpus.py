@@ -58,7 +58,7 @@ def embed(
     rescore: int = typer.Option(
         None,
         help="Float rescoring the index will serve (M >= 1: check that the embedding cache holds every slice vector "
-        "and report their size; 0: bits only). Default 8.",
+        "and report their size; 0: bits only). Default 1.",
         callback=at_least(0),
     ),
     device: str = typer.Option("cpu", help="Ray workers' device: cpu or cuda (GPU actors)."),

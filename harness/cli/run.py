@@ -47,7 +47,7 @@ def vector_options(model, index_fraction, until, backend, binarize, rescore=None
 
 RESCORE_HELP = (
     "Default float rescoring of vector systems: re-score M times the ranking depths of Hamming candidates by cosine "
-    "on the cached float vectors; 0 = Hamming only (default 8; vector:rescore=M)."
+    "on the cached float vectors; 0 = Hamming only (default 1; vector:rescore=M)."
 )
 MODEL_HELP = (
     "Default embedding model of vector systems: use (default, USE multilingual v3), e5-small, wordllama, minilm, a "

@@ -35,7 +35,7 @@ def known_item(
     model: str = typer.Option(None, "--model", help="Default embedding model of vector systems (as in `harness run`)."),
     binarize: str = typer.Option(None, help="Default bits of vector systems: sign or centered (default: the model's)."),
     rescore: int = typer.Option(
-        None, help="Default float rescoring of vector systems: M (default 8), 0 = Hamming.", callback=at_least(0)
+        None, help="Default float rescoring of vector systems: M (default 1), 0 = Hamming.", callback=at_least(0)
     ),
     workdir: Path = WORKDIR,
     overwrite: bool = typer.Option(False, help="Replace an existing output folder."),

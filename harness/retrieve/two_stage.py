@@ -75,7 +75,7 @@ __all__ = [
     "TwoStageOptions",
 ]
 
-DEFAULT_TOP_DOCS = 20
+DEFAULT_TOP_DOCS = 3
 """Candidate documents taken from the first stage (chosen on the dev split: docs/measurements.md)."""
 
 SCORERS = ("fusion", "bm25", "dense")

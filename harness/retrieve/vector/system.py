@@ -55,8 +55,9 @@ from harness.retrieve.vector.store import build_table, embedder_config
 
 __all__ = ["DEFAULT_RESCORE", "VectorIndex", "VectorOptions", "open_vector_system"]
 
-DEFAULT_RESCORE = 8
-"""Hamming candidates per ranked item re-scored by cosine (``M``); chosen by measurement (docs/measurements.md)."""
+DEFAULT_RESCORE = 1
+"""Hamming candidates per ranked item re-scored by cosine (``M``): the smallest ``M`` within 0.005 of the best dev-split
+MRR on the gold set (``benchmarks/measure_vectors.py``, docs/measurements.md block ``vectors``)."""
 
 
 class VectorOptions(BaseModel):

@@ -324,7 +324,7 @@ def vector_scorer(inputs: ScorerInputs, overrides: dict | None = None) -> tuple[
 
     Options (:class:`harness.retrieve.vector.VectorOptions`): ``model`` (default ``use``), ``binarize`` (default the
     model's: sign bits ``value > 0``, or centred bits ``value > m`` with ``m`` the float32 mean of the N chunk
-    embeddings, float64 sums over blocks of 4,096 chunks, applied to queries too) and ``rescore`` ``M`` (default 8;
+    embeddings, float64 sums over blocks of 4,096 chunks, applied to queries too) and ``rescore`` ``M`` (default 1;
     0: :class:`HammingScorer`, score ``D - hamming``; ``M >= 1``: :class:`RescoredScorer` over the
     ``M * 10 + 1`` nearest chunks). Chunks are embedded with the embedder's passage side, queries with its query
     side (:func:`harness.retrieve.embed.load_embedder`). With ``workdir``, chunk embeddings go through the shared
