@@ -1,12 +1,12 @@
 """Embedding build of the real corpus: single process (``VectorIndex.build``) vs Ray Data (``ray_build``, N workers).
 
 Both start from an empty embedding cache in their own temporary work directory (ingest included, timed apart) with
-the default static model; the Ray build uses a local 127.0.0.1 instance started inside the timed region (as
-``harness embed --engine ray`` does). Reported: wall time, texts per second, the Ray stage's own time, and whether the
-two sqlite-vec tables are equal row for row (rowid, bits, doc_pos).
+the model of ``--model`` (default: the default model, ``use``); the Ray build uses a local 127.0.0.1 instance
+started inside the timed region (as ``harness embed --engine ray`` does). Reported: wall time, texts per second, the
+Ray stage's own time, and whether the two sqlite-vec tables are equal row for row (rowid, bits, doc_pos).
 
-Reproduce: ``.venv/bin/python benchmarks/bench_ray_embed.py [--workers 2] [--shard-size 4096]`` (about 1-2 minutes on
-2 cores).
+Reproduce: ``.venv/bin/python benchmarks/bench_ray_embed.py [--model use] [--workers 2] [--shard-size 4096]`` (with
+``use`` each build embeds the whole corpus: tens of minutes on 2 cores; ``--model wordllama``: 1-2 minutes).
 """
 
 from __future__ import annotations
@@ -33,11 +33,12 @@ def _rows(corpus: Corpus, table: str):
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    ap.add_argument("--model", default=DEFAULT_MODEL)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--shard-size", type=int, default=4096)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
-    mach = header(f"embedding build: single process vs Ray Data ({args.workers} workers), model {DEFAULT_MODEL}")
+    mach = header(f"embedding build: single process vs Ray Data ({args.workers} workers), model {args.model}")
     root = Path(tempfile.mkdtemp(prefix="bench-ray-embed-"))
     res: dict = {"machine": mach, "workers": args.workers}
     try:
@@ -49,14 +50,14 @@ def main(argv=None) -> dict:
         n = man.n_chunks
         with Corpus(db1) as c1:
             t0 = time.perf_counter()
-            emb = load_embedder(DEFAULT_MODEL, models_dir=wd1 / "models")
+            emb = load_embedder(args.model, models_dir=wd1 / "models")
             idx = VectorIndex.build(c1, wd1, emb)
             t_single = time.perf_counter() - t0
             st1 = idx.build_stats
             rows1 = _rows(c1, idx.table)
         with Corpus(db2) as c2:
             t0 = time.perf_counter()
-            st2 = ray_build(c2, wd2, workers=args.workers, shard_size=args.shard_size)
+            st2 = ray_build(c2, wd2, model=args.model, workers=args.workers, shard_size=args.shard_size)
             t_ray = time.perf_counter() - t0
             rows2 = _rows(c2, st2["table"])
         equal = rows1 == rows2

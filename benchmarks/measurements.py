@@ -70,6 +70,13 @@ BLOCKS: dict[str, Block] = {
         "10 min",
         "md-words-v1 against md-legal-v1: document and word-budget evidence metrics, known-item study per chunking",
     ),
+    "vectors": Block(
+        (sys.executable, "benchmarks/measure_vectors.py", "all"),
+        "self",
+        "40 min",
+        "vector models, bits and float rescoring on the gold set; the rescoring depth; the six systems at the new "
+        "defaults; two-stage against bm25 (benchmarks/measure_vectors.py writes it)",
+    ),
 }
 
 _BEGIN = "<!-- BEGIN {name} -->"

@@ -46,11 +46,12 @@ def _recorded_systems(manifest: dict) -> tuple[list[str] | SystemPlan, RunOption
     if vec:
         cov = vec.get("coverage", {})
         defaults["vector"] = VectorOptions(
-            model=vec["model_id"],  # the id loads the same model (load_embedder: "wordllama-l2-supercat-256")
+            model=vec["model_id"],  # the id is an alias of its registry name ("wordllama-l2-supercat-256": wordllama)
             binarize=vec.get("binarize", "sign"),
             backend=vec.get("backend", "sqlite-vec"),
             index_fraction=cov.get("index_fraction"),
             until=cov.get("until"),
+            rescore=vec.get("rescore", 0),  # a record older than rescoring ranked by Hamming alone
         )
     return list(manifest["systems"]), RunOptions(**opts, system_defaults=defaults)
 
@@ -105,7 +106,8 @@ def test_the_rerun_replays_from_its_system_options(rerun: Path, tmp_path):
     manifest = json.loads((rerun / "manifest.json").read_text())
     systems, options = _recorded_systems(manifest)
     assert isinstance(systems, SystemPlan) and systems.record() == manifest["system_options"]
-    assert manifest["system_options"]["vector"]["options"]["model"] == "wordllama-l2-supercat-256"
+    assert manifest["system_options"]["vector"]["options"]["model"] == "wordllama"  # the registry name of its id
+    assert manifest["system_options"]["vector"]["options"]["rescore"] == 0  # the baseline ranked by Hamming alone
     replay = run(REAL_GOLDSET, REAL_CORPUS, systems, workdir=WORKDIR, runs_dir=tmp_path, run_id="re", options=options)
     old, new = _rows(BASELINE), _rows(replay)
     assert sorted(old) == sorted(new)

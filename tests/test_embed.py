@@ -1,4 +1,5 @@
-"""The embedding seam: the offline default model, hub-layout loading, identity hashes, the packaged MiniLM."""
+"""The sentence-transformers adapter: the offline wordllama model (the unit tests' model), hub-layout loading,
+identity hashes, the packaged MiniLM. (The registry and the use / e5-small adapters: tests/test_embedders.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import numpy as np
 import pytest
 
 from harness.errors import HarnessInputError
-from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
+from harness.retrieve.embed import load_embedder
+
+MODEL = "wordllama"
 
 TEXTS = ["Ley Federal del Trabajo, artículo 123", "", "derechos de los trabajadores y patrones", "IVA"]
 
@@ -29,14 +32,14 @@ def no_network(monkeypatch):
 
 @pytest.fixture(scope="module")
 def default_embedder():
-    return load_embedder()
+    return load_embedder(MODEL)
 
 
 def test_default_model_offline_matches_mean_of_wheel_token_vectors(no_network):
     from safetensors.numpy import load_file
     from tokenizers import Tokenizer
 
-    emb = load_embedder(DEFAULT_MODEL)
+    emb = load_embedder(MODEL)
     assert emb.model_id == "wordllama-l2-supercat-256" and emb.dim == 256
     assert len(emb.weights_sha256) == 64
     root = Path(importlib.util.find_spec("wordllama").submodule_search_locations[0])
@@ -59,7 +62,7 @@ def test_default_model_identity_is_stable(default_embedder):
     assert again.weights_sha256 == default_embedder.weights_sha256
     np.testing.assert_allclose(again.embed_passages(TEXTS), default_embedder.embed_passages(TEXTS), atol=1e-6)
     cfg = default_embedder.config()
-    assert cfg["model_id"] == DEFAULT_MODEL and cfg["dim"] == 256 and cfg["weights_sha256"]
+    assert cfg["model_id"] == "wordllama-l2-supercat-256" and cfg["dim"] == 256 and cfg["weights_sha256"]
     many = default_embedder.embed_passages(TEXTS * 50)
     assert many.shape == (200, 256) and np.isfinite(many).all()
     np.testing.assert_array_equal(many[:4], many[4:8])  # a text embeds the same in any batch
@@ -157,7 +160,7 @@ def test_embed_refuses_an_unknown_engine_before_touching_the_workdir(tmp_path):
     from harness.cli import app
 
     corpus = write_tiny_corpus(tmp_path / "corpus")
-    args = ["embed", "--corpus", str(corpus), "--workdir", str(tmp_path / "wd")]
+    args = ["embed", "--corpus", str(corpus), "--workdir", str(tmp_path / "wd"), "--model", MODEL]
     r = CliRunner().invoke(app, [*args, "--engine", "gpu"])
     assert r.exit_code == 2 and "--engine: 'gpu' is not 'local' or 'ray'" in r.output
     assert not (tmp_path / "wd").exists()

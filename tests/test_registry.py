@@ -21,7 +21,7 @@ from harness.retrieve.names import parse_name, split_systems
 from harness.retrieve.plugin import load_plugin
 from harness.retrieve.registry import SystemPlan, plan_systems
 from harness.retrieve.two_stage import TwoStageOptions
-from harness.retrieve.vector import VectorOptions
+from harness.retrieve.vector import DEFAULT_RESCORE, VectorOptions
 
 TOY_FILE = REPO / "tests" / "fixtures" / "plugins" / "toy_retriever.py"
 TOY = f"toy=py:{TOY_FILE}:ToyRetriever"
@@ -94,11 +94,12 @@ def test_names_are_kept_as_typed_and_one_system_is_one_key():
         "plugin": None,
     }
     assert rec["vector:binarize=centered"]["options"] == {
-        "model": "wordllama-l2-supercat-256",
+        "model": "use",
         "index_fraction": None,
         "until": None,
         "backend": "sqlite-vec",
         "binarize": "centered",
+        "rescore": DEFAULT_RESCORE,
     }
 
 
@@ -168,13 +169,31 @@ def test_a_plan_round_trips_through_its_record():
         SystemPlan.from_record(broken, plan.names)
 
 
+def test_a_record_older_than_rescoring_replays_as_it_ran():
+    """A record written before ``rescore`` / ``scorer`` / ``dense`` existed ranked vectors by Hamming distance and
+    fused BM25 with -hamming in two-stage; replaying it must not switch on today's defaults."""
+    plan = SystemPlan.parse(["vector:model=wordllama", "two-stage:top_docs=5:rrf"])
+    old = json.loads(json.dumps(plan.record()))
+    for name in old:
+        for key in ("rescore", "scorer", "dense"):
+            old[name]["options"].pop(key, None)
+    again = SystemPlan.from_record(old, plan.names)
+    assert again.nodes["vector:model=wordllama"].options.rescore == 0
+    ts = again.nodes["two-stage:top_docs=5:rrf"].options
+    assert (ts.scorer, ts.dense, ts.top_docs) == ("fusion", "hamming", 5)
+    # a record that states the options keeps them
+    kept = SystemPlan.from_record(plan.record(), plan.names).nodes["vector:model=wordllama"].options
+    assert kept.rescore == DEFAULT_RESCORE != 0
+
+
 # ------------------------------------------------------------------------------------------------------------------
 # runs on the tiny corpus
 
 
 @pytest.fixture
 def opts() -> RunOptions:
-    return RunOptions(bootstrap_reps=200)
+    """Runs of the unit tests use the fast wordllama model (the default, use, is tested in test_embedders)."""
+    return RunOptions(bootstrap_reps=200, system_defaults={"vector": VectorOptions(model="wordllama")})
 
 
 def _run(tiny_goldset, tiny_corpus, tmp_path, systems, opts, run_id="r"):
@@ -301,6 +320,8 @@ def _cli(tiny_corpus, tiny_goldset, tmp_path, systems, *extra):
             "cli",
             "--bootstrap-reps",
             "200",
+            "--model",
+            "wordllama",
             *extra,
         ],
     )

@@ -21,8 +21,9 @@ from harness.evaluation.runs import load_run
 from harness.evaluation.trec import read_rankings
 from harness.goldset.io import load_goldset
 from harness.nfc import nfc
+from harness.retrieve.vector import VectorOptions
 
-OPTS = RunOptions(bootstrap_reps=200)
+OPTS = RunOptions(bootstrap_reps=200, system_defaults={"vector": VectorOptions(model="wordllama")})  # unit model
 
 
 def nfd(value):

@@ -1,4 +1,5 @@
-"""Two-stage evidence search: candidates from the first stage, BM25 + vector within them, RRF, reranker seam."""
+"""Two-stage evidence search: candidates from the first stage, every candidate chunk re-scored (BM25, dense cosine or
+Hamming, their fusion), RRF and weighted golden values, the reranker seam."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from harness.errors import HarnessInputError
 from harness.ranking import canonical_ranking
 from harness.retrieve.base import QueryResult
 from harness.retrieve.bm25 import BM25System
-from harness.retrieve.two_stage import CrossEncoderReranker, TwoStage, load_cross_encoder
+from harness.retrieve.rerank import CrossEncoderReranker, load_cross_encoder
+from harness.retrieve.two_stage import TwoStage
 from harness.retrieve.vector import VectorIndex
+from harness.retrieve.vector.rescore import FloatVectors
 
 # Documents of several sections; each section of the md-words-v1 chunker becomes one chunk ``<doc>#<i>``.
 DOCS: dict[str, list[str]] = {
@@ -86,7 +89,8 @@ class BagOfWordsEmbedder:
 
 
 class FakeVector:
-    """``packed_bits()`` over the chunks of ``docs`` (all by default), bits from ``embedder``."""
+    """The vector-system face two-stage reads, over the chunks of ``docs`` (all by default): ``packed_bits()``
+    (sign bits) and ``chunk_ids`` / ``float_vectors()`` (the embedder's passage vectors)."""
 
     def __init__(self, corpus: Corpus, embedder, docs: set[str] | None = None):
         from harness.retrieve.binary import pack_signs
@@ -95,10 +99,29 @@ class FakeVector:
         rows = [r for r in rows if docs is None or r[1] in docs]
         self.embedder = embedder
         self.ids = [r[0] for r in rows]
-        self.bits = pack_signs(embedder.embed_passages([r[2] for r in rows]))
+        self.chunk_ids = list(self.ids)
+        floats = embedder.embed_passages([r[2] for r in rows])
+        self.bits = pack_signs(floats)
+        self._floats = FloatVectors(floats)
 
     def packed_bits(self):
         return list(self.ids), self.bits.copy()
+
+    def float_vectors(self):
+        return self._floats
+
+
+class ExplicitFloats:
+    """A vector system with given chunk float vectors and one fixed query vector."""
+
+    def __init__(self, vectors: dict[str, list[float]], query: list[float]):
+        self.chunk_ids = list(vectors)
+        self._floats = FloatVectors(np.array(list(vectors.values()), dtype=np.float32))
+        q = np.array(query, dtype=np.float32)
+        self.embedder = type("E", (), {"embed_queries": staticmethod(lambda t: np.tile(q, (len(t), 1)))})()
+
+    def float_vectors(self):
+        return self._floats
 
 
 class ExplicitBits:
@@ -190,11 +213,12 @@ def test_evidence_found_within_candidates_where_global_bm25_misses(setup):
     assert glob_rank > 1  # the distractor's repeated words win over the whole corpus
     first = [QueryResult(docs=[("agua", 2.0), ("bosque", 1.0)], chunks=glob.chunks)]
     for vector in (None, vec):
-        (r,) = TwoStage(bm25, vector, corpus, top_docs=2).search([Q_AGUA], first, doc_depth=50, chunk_depth=200)
+        kw = {"scorer": "bm25"} if vector is None else {}
+        (r,) = TwoStage(bm25, vector, corpus, top_docs=2, **kw).search([Q_AGUA], first, doc_depth=50, chunk_depth=200)
         ranked = [c for c, _ in r.chunks]
         assert ranked[0] == "agua#1"
         assert set(ranked) <= chunks_of(corpus, {"agua", "bosque"})
-    # with vectors, every candidate chunk is ranked (each has a Hamming distance)
+    # with vectors, every candidate chunk is ranked (each has a cosine)
     assert set(ranked) == chunks_of(corpus, {"agua", "bosque"})
     assert r.flags["n_candidate_docs"] == 2 and r.flags["n_candidate_chunks"] == 6
     assert r.flags["n_candidate_chunks_without_vector"] == 0
@@ -235,7 +259,7 @@ def test_rrf_golden_within_candidates(setup):
     bm25 = FixedBM25({"agua#0": 3.0, "agua#1": 1.0, "minas#0": 9.0}, all_ids)
     # Hamming distances = popcounts: agua#0 = 2, agua#1 = 0, agua#2 = 1; minas#* = 0 (outside).
     bits = {c: 0 for c in all_ids} | {"agua#0": 0b11, "agua#1": 0, "agua#2": 0b100}
-    ts = TwoStage(bm25, ExplicitBits(bits), corpus, top_docs=1)
+    ts = TwoStage(bm25, ExplicitBits(bits), corpus, top_docs=1, dense="hamming")
     bm_list, vec_list, n, n_novec = ts.candidate_lists("q", ["agua"])
     assert sorted(bm_list) == [("agua#0", 3.0), ("agua#1", 1.0)]
     assert sorted(vec_list) == [("agua#0", -2.0), ("agua#1", 0.0), ("agua#2", -1.0)]
@@ -247,7 +271,7 @@ def test_rrf_golden_within_candidates(setup):
     (r,) = ts.search(["q"], [QueryResult(docs=[("agua", 1.0), ("minas", 0.5)], chunks=[])], doc_depth=5, chunk_depth=9)
     assert [c for c, _ in r.chunks] == order
     # k = 0: agua#0 = 1 + 1/3, agua#1 = 1/2 + 1, agua#2 = 1/2 -> agua#1 > agua#0 > agua#2 too; k=1 likewise
-    (r0,) = TwoStage(bm25, ExplicitBits(bits), corpus, top_docs=1, fusion="rrf:k=0").search(
+    (r0,) = TwoStage(bm25, ExplicitBits(bits), corpus, top_docs=1, fusion="rrf:k=0", dense="hamming").search(
         ["q"], [QueryResult(docs=[("agua", 1.0)], chunks=[])], doc_depth=5, chunk_depth=9
     )
     assert [c for c, _ in r0.chunks] == ["agua#1", "agua#0", "agua#2"]
@@ -266,7 +290,7 @@ def test_weighted_fusion_within_candidates_golden(setup):
     }
     first = [QueryResult(docs=[("agua", 1.0)], chunks=[])]
     for name, want in cases.items():
-        (r,) = TwoStage(bm25, ExplicitBits(bits), corpus, top_docs=1, fusion=name).search(
+        (r,) = TwoStage(bm25, ExplicitBits(bits), corpus, top_docs=1, fusion=name, dense="hamming").search(
             ["q"], first, doc_depth=5, chunk_depth=9
         )
         assert [c for c, _ in r.chunks] == want, name
@@ -278,7 +302,7 @@ def test_rrf_ties_broken_by_chunk_id(setup):
     # bm25: bosque#2 rank 1, bosque#0 rank 2; vector: bosque#0 rank 1 (d 0), bosque#2 rank 2 (d 1), bosque#1 (d 2)
     bm25 = FixedBM25({"bosque#2": 5.0, "bosque#0": 4.0}, all_ids)
     bits = {c: 0xFF for c in all_ids} | {"bosque#0": 0, "bosque#2": 1, "bosque#1": 3}
-    ts = TwoStage(bm25, ExplicitBits(bits), corpus, top_docs=1)
+    ts = TwoStage(bm25, ExplicitBits(bits), corpus, top_docs=1, dense="hamming")
     (r,) = ts.search(["q"], [QueryResult(docs=[("bosque", 1.0)], chunks=[])], doc_depth=5, chunk_depth=9)
     # bosque#0 and bosque#2 both 1/61 + 1/62: tie -> id ascending
     assert [c for c, _ in r.chunks] == ["bosque#0", "bosque#2", "bosque#1"]
@@ -355,7 +379,7 @@ def test_config(setup):
     assert cfg["top_docs"] == 7 and cfg["fusion"]["params"] == {"k": 30.0} and cfg["reranker"] is None
     assert "1/(30 + rank_i(d))" in cfg["formula"] and "not cut" in cfg["formula"] and "unchanged" in cfg["documents"]
     json.dumps(cfg)
-    cfg = TwoStage(bm25, None, corpus, reranker=WordCountReranker("años"), rerank_top=3).config()
+    cfg = TwoStage(bm25, None, corpus, scorer="bm25", reranker=WordCountReranker("años"), rerank_top=3).config()
     assert cfg["reranker"] == {"model_id": "count:años", "rerank_top": 3} and cfg["chunk_lists"]["vector"] is None
 
 
@@ -376,7 +400,8 @@ def test_config(setup):
 def test_properties(setup, scores, top_docs, doc_depth, chunk_depth, query, use_vec):
     corpus, bm25, vec = setup
     first = QueryResult(docs=list(zip(DOCS, scores, strict=True)), chunks=[])
-    (r,) = TwoStage(bm25, vec if use_vec else None, corpus, top_docs=top_docs).search(
+    kw = {} if use_vec else {"scorer": "bm25"}
+    (r,) = TwoStage(bm25, vec if use_vec else None, corpus, top_docs=top_docs, **kw).search(
         [query], [first], doc_depth=doc_depth, chunk_depth=chunk_depth
     )
     assert r.docs == canonical_ranking(first.docs, doc_depth)
@@ -490,7 +515,76 @@ def test_with_real_vector_index(tmp_path):
         assert [r.chunks for r in real] == [r.chunks for r in fake]
         # the vector list within candidates equals the vector system's own distances
         (vres,) = vi.search([Q_TALA], doc_depth=50, chunk_depth=200)
-        ts = TwoStage(bm25, vi, corpus, top_docs=4)
+        ts = TwoStage(bm25, vi, corpus, top_docs=4, dense="hamming")
         _, vec_list, _, _ = ts.candidate_lists(Q_TALA, list(DOCS))
         assert canonical_ranking(vec_list) == vres.chunks
         assert real[1].chunks[0][0] == "bosque#1"
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Scorers: bm25 alone, dense cosine alone, their fusion (golden values); the typed options
+# ------------------------------------------------------------------------------------------------------------------
+
+# agua#0 = (1, 0), agua#1 = (1, 1), agua#2 = (0, 1), query (1, 0.2): cosines 0.9806, 0.8321, 0.1961
+GOLDEN_FLOATS = {"agua#0": [1.0, 0.0], "agua#1": [1.0, 1.0], "agua#2": [0.0, 1.0]}
+GOLDEN_QUERY = [1.0, 0.2]
+
+
+def test_dense_cosine_scorer_golden(setup):
+    corpus, _, _ = setup
+    all_ids = [r[0] for r in corpus.conn.execute("SELECT chunk_id FROM chunks ORDER BY rowid").fetchall()]
+    bm25 = FixedBM25({"agua#2": 3.0, "agua#1": 1.0, "minas#0": 9.0}, all_ids)
+    vec = ExplicitFloats(GOLDEN_FLOATS, GOLDEN_QUERY)
+    ts = TwoStage(bm25, vec, corpus, top_docs=1, scorer="dense")
+    _, vec_list, n, n_novec = ts.candidate_lists("q", ["agua"])
+    want = {"agua#0": 1 / np.sqrt(1.04), "agua#1": 1.2 / np.sqrt(2 * 1.04), "agua#2": 0.2 / np.sqrt(1.04)}
+    assert [c for c, _ in vec_list] == ["agua#0", "agua#1", "agua#2"] and (n, n_novec) == (3, 0)
+    np.testing.assert_allclose([s for _, s in vec_list], [want[c] for c in want], rtol=1e-6)
+    first = [QueryResult(docs=[("agua", 1.0), ("minas", 0.5)], chunks=[])]
+    (r,) = ts.search(["q"], first, doc_depth=5, chunk_depth=9)
+    assert [c for c, _ in r.chunks] == ["agua#0", "agua#1", "agua#2"]  # cosine order; BM25 ignored
+    (b,) = TwoStage(bm25, vec, corpus, top_docs=1, scorer="bm25").search(["q"], first, doc_depth=5, chunk_depth=9)
+    assert [c for c, _ in b.chunks] == ["agua#2", "agua#1"]  # BM25 order, positive scores only
+    # RRF: agua#0 = 1/61 (dense 1st, no BM25), agua#1 = 1/62 + 1/62, agua#2 = 1/61 + 1/63
+    (f,) = TwoStage(bm25, vec, corpus, top_docs=1).search(["q"], first, doc_depth=5, chunk_depth=9)
+    rrf = {"agua#0": 1 / 61, "agua#1": 2 / 62, "agua#2": 1 / 61 + 1 / 63}
+    assert [c for c, _ in f.chunks] == sorted(rrf, key=lambda c: (-rrf[c], c)) == ["agua#2", "agua#1", "agua#0"]
+    assert ts.config()["scorer"] == "dense" and ts.config()["fusion"] is None and "cosine" in str(ts.config())
+
+
+def test_bm25_scorer_needs_no_vector_and_other_scorers_do(setup):
+    corpus, bm25, vec = setup
+    first = bm25.search([Q_AGUA], doc_depth=50, chunk_depth=200)
+    (a,) = TwoStage(bm25, None, corpus, top_docs=2, scorer="bm25").search([Q_AGUA], first, doc_depth=9, chunk_depth=9)
+    (b,) = TwoStage(bm25, vec, corpus, top_docs=2, scorer="bm25").search([Q_AGUA], first, doc_depth=9, chunk_depth=9)
+    assert a.chunks == b.chunks and a.chunks
+    # the bm25 scorer is the bm25 system's own chunk ranking restricted to the candidates
+    cand = {d for d, _ in first[0].docs[:2]}
+    own = [c for c, _ in first[0].chunks if c.split("#")[0] in cand]
+    assert [c for c, _ in a.chunks] == own[: len(a.chunks)]
+    for scorer in ("dense", "fusion"):
+        with pytest.raises(HarnessInputError, match="needs a vector"):
+            TwoStage(bm25, None, corpus, scorer=scorer)
+    for bad in ({"scorer": "splade"}, {"dense": "l2"}):
+        with pytest.raises(HarnessInputError, match="scorer"):
+            TwoStage(bm25, vec, corpus, **bad)
+
+
+def test_two_stage_options_and_their_registry_inputs():
+    from pydantic import ValidationError
+
+    from harness.retrieve.registry import SystemPlan
+    from harness.retrieve.two_stage import DEFAULT_SCORER, DEFAULT_TOP_DOCS, TwoStageOptions
+
+    o = TwoStageOptions()
+    assert (o.top_docs, o.scorer, o.dense, o.fusion) == (DEFAULT_TOP_DOCS, DEFAULT_SCORER, "cosine", "rrf")
+    assert TwoStageOptions(scorer="bm25", vector="none").reads_vector is None
+    assert TwoStageOptions(vector="none").scorer == "bm25"  # a BM25-only second stage
+    with pytest.raises(ValidationError, match="needs a vector"):
+        TwoStageOptions(scorer="dense", vector="none")
+    with pytest.raises(ValidationError, match="scorer"):
+        TwoStageOptions(scorer="hamming")
+    rec = SystemPlan.parse(["two-stage:scorer=bm25:top_docs=5:bm25", "two-stage[scorer=dense]:rrf"]).record()
+    assert rec["two-stage:scorer=bm25:top_docs=5:bm25"]["inputs"] == ["bm25", "bm25"]
+    assert rec["two-stage[scorer=dense]:rrf"]["inputs"] == ["rrf", "bm25", "vector"]
+    assert rec["two-stage[scorer=dense]:rrf"]["options"]["scorer"] == "dense"

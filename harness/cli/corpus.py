@@ -9,6 +9,7 @@ import typer
 
 from harness.cli._checks import at_least
 from harness.cli._common import WORKDIR, _fail, app, console
+from harness.cli.run import MODEL_HELP
 from harness.errors import HarnessError, HarnessInputError
 
 
@@ -40,21 +41,33 @@ def ingest(
 def embed(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (ingested first if needed)."),
     workdir: Path = WORKDIR,
-    model: str = typer.Option(None, help="Model: wordllama (default, packaged), minilm, a local folder or a hub id."),
+    model: str = typer.Option(None, help=MODEL_HELP),
     index_fraction: float = typer.Option(None, help="Index whole documents in date order until this share of chunks."),
     until: str = typer.Option(None, help="Index documents dated up to this ISO date."),
     batch_chunks: int = typer.Option(
-        2048, help="Chunks per committed batch (an interrupted build resumes).", callback=at_least(1)
+        512, help="Chunks per committed batch (an interrupted build resumes).", callback=at_least(1)
     ),
-    engine: str = typer.Option("local", help="local, or ray (extra 'ray': Ray Data workers on 127.0.0.1)."),
-    workers: int = typer.Option(2, help="Ray workers (engine ray).", callback=at_least(1)),
-    binarize: str = typer.Option("sign", help="sign (value > 0) or centered (value > the slice's mean; own table)."),
+    engine: str = typer.Option("local", help="local (worker processes), or ray (extra 'ray': Ray Data on 127.0.0.1)."),
+    workers: int = typer.Option(
+        None,
+        help="Embedding workers, one thread each (default: one per core; engine ray: 2 actors).",
+        callback=at_least(1),
+    ),
+    binarize: str = typer.Option(
+        None, help="sign (value > 0) or centered (value > the slice's mean; own table); default: the model's."
+    ),
+    rescore: int = typer.Option(
+        None,
+        help="Float rescoring the index will serve (M >= 1: check that the embedding cache holds every slice vector "
+        "and report their size; 0: bits only). Default 1.",
+        callback=at_least(0),
+    ),
     device: str = typer.Option("cpu", help="Ray workers' device: cpu or cuda (GPU actors)."),
     shard_size: int = typer.Option(
         2048, help="Ray: chunks per shard (the unit of retry and resume).", callback=at_least(1)
     ),
 ) -> None:
-    """Build or extend the binary vector index (cached, resumable)."""
+    """Build or extend the binary vector index (cached, resumable, sharded over the cores)."""
     from harness.cli.run import vector_options
     from harness.corpus.ingest import ingest as do_ingest
     from harness.corpus.store import Corpus
@@ -62,9 +75,11 @@ def embed(
     from harness.retrieve.vector import VectorIndex
 
     try:
-        opts = vector_options(model, index_fraction, until, "sqlite-vec", binarize)
+        opts = vector_options(model, index_fraction, until, "sqlite-vec", binarize, rescore)
         if engine not in ("local", "ray"):
             raise HarnessInputError(f"--engine: {engine!r} is not 'local' or 'ray'")
+        if workers is not None and workers < 1:
+            raise HarnessInputError(f"--workers: must be >= 1 (got {workers})")
         db, _man, _created = do_ingest(corpus, workdir, progress=True)
         with Corpus(db) as cp:
             if engine == "ray":
@@ -76,7 +91,7 @@ def embed(
                     model=opts.model,
                     index_fraction=opts.index_fraction,
                     until=opts.until,
-                    workers=workers,
+                    workers=workers or 2,
                     device=device,
                     shard_size=shard_size,
                     binarize=opts.binarize,
@@ -94,15 +109,24 @@ def embed(
                 progress=True,
                 batch_chunks=batch_chunks,
                 binarize=opts.binarize,
+                rescore=opts.rescore,
+                workers=workers,
             )
             cov = idx.coverage()
             st = idx.build_stats
+            floats = idx.float_vectors().nbytes if opts.rescore else None
     except HarnessError as exc:
         _fail(exc)
+    rate = f", {st['texts_per_second']:.1f} texts/s" if st.get("texts_per_second") else ""
     console.print(
         f"{emb.model_id} ({emb.dim} {idx.binarize} bits): {cov['n_indexed_chunks']}/{cov['n_total_chunks']} chunks "
         "indexed "
-        f"({cov['n_indexed_docs']}/{cov['n_total_docs']} documents); embedded {st['n_embedded']}, cache hits "
-        f"{st['n_cache_hits']}, inserted {st['n_inserted']} in {st['seconds']:.1f} s (embedding, binarising and index "
-        "inserts, model loading excluded)"
+        f"({cov['n_indexed_docs']}/{cov['n_total_docs']} documents); embedded {st['n_embedded']} on "
+        f"{st.get('workers', 1)} worker(s){rate}, cache hits {st['n_cache_hits']}, inserted {st['n_inserted']} in "
+        f"{st['seconds']:.1f} s (embedding, binarising and index inserts, model loading excluded)"
+        + (
+            ""
+            if floats is None
+            else f"; rescore M={opts.rescore}: every float vector cached ({floats / 2**20:.1f} MiB in memory)"
+        )
     )

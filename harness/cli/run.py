@@ -31,9 +31,11 @@ SPLIT = typer.Option(
 )
 
 
-def vector_options(model, index_fraction, until, backend, binarize):
+def vector_options(model, index_fraction, until, backend, binarize, rescore=None):
     """The ``vector`` options the CLI flags give (``--model``, ``--index-fraction``, ``--until``,
-    ``--vector-backend``, ``--binarize``), as a :class:`~harness.retrieve.vector.VectorOptions`.
+    ``--vector-backend``, ``--binarize``, ``--rescore``), as a :class:`~harness.retrieve.vector.VectorOptions` in
+    which only the flags given are set (a flag left out takes each system's own default: ``vector:model=e5-small``
+    keeps e5's centred bits unless ``--binarize`` is given).
 
     Raises:
         HarnessInputError: a value out of range, naming its flag (``--binarize: ...``).
@@ -48,14 +50,25 @@ def vector_options(model, index_fraction, until, backend, binarize):
         "until": ("--until", until),
         "backend": ("--vector-backend", backend),
         "binarize": ("--binarize", binarize),
+        "rescore": ("--rescore", rescore),
     }
     try:
-        return VectorOptions(**{k: v for k, (_flag, v) in flags.items()})
+        return VectorOptions(**{k: v for k, (_flag, v) in flags.items() if v is not None})
     except ValidationError as exc:
         err = exc.errors()[0]
         flag = flags[str(err["loc"][0])][0] if err["loc"] else "--index-fraction/--until"
         msg = err["msg"].removeprefix("Value error, ")
         raise HarnessInputError(f"{flag}: {msg} (got {err.get('input')!r})") from None
+
+
+RESCORE_HELP = (
+    "Default float rescoring of vector systems: re-score M times the ranking depths of Hamming candidates by cosine "
+    "on the cached float vectors; 0 = Hamming only (default 1; vector:rescore=M)."
+)
+MODEL_HELP = (
+    "Default embedding model of vector systems: use (default, USE multilingual v3), e5-small, wordllama, minilm, a "
+    "local folder or a hub id (vector:model=M)."
+)
 
 
 @app.command()
@@ -64,10 +77,10 @@ def run(
     goldset: Path = typer.Option(..., "--goldset", help="Dataset folder or JSONL."),
     systems: str = typer.Option(
         "bm25",
-        help="Comma-separated system names: bm25, vector, vector:binarize=centered, fusions (rrf, rrf:k=K, wW and "
-        "the other methods of harness.retrieve.fusion.FUSIONS; of named inputs: rrf:bm25+mine, w0.6:bm25+vector), "
-        "two-stage:S, two-stage[reranker=py:FILE.py:ATTR]:S, and your own retriever as NAME=py:MODULE_OR_FILE.py:ATTR "
-        "(grammar: harness.retrieve.registry).",
+        help="Comma-separated system names: bm25, vector, vector:model=e5-small, vector:rescore=0, fusions (rrf, "
+        "rrf:k=K, wW and the other methods of harness.retrieve.fusion.FUSIONS; of named inputs: rrf:bm25+mine, "
+        "w0.6:bm25+vector), two-stage:S, two-stage[reranker=py:FILE.py:ATTR]:S, and your own retriever as "
+        "NAME=py:MODULE_OR_FILE.py:ATTR (grammar: harness.retrieve.registry).",
     ),
     workdir: Path = WORKDIR,
     runs_dir: Path = RUNS_DIR,
@@ -80,9 +93,7 @@ def run(
     bootstrap_reps: int = typer.Option(
         5000, "--bootstrap-reps", help="Cluster bootstrap replicates (>= 100).", callback=at_least(100)
     ),
-    model: str = typer.Option(
-        None, help="Default embedding model of vector systems (default: the packaged static model; vector:model=M)."
-    ),
+    model: str = typer.Option(None, help=MODEL_HELP),
     index_fraction: float = typer.Option(
         None, help="Default vector index slice: chronological share of chunks (vector:index_fraction=F)."
     ),
@@ -92,8 +103,11 @@ def run(
         help="Default Hamming search engine: sqlite-vec, numpy or faiss (identical results; vector:backend=B).",
     ),
     binarize: str = typer.Option(
-        "sign", help="Default vector bits: sign (value > 0) or centered (value > the slice's mean; vector:binarize=B)."
+        None,
+        help="Default vector bits: sign (value > 0) or centered (value > the slice's mean); default: the model's "
+        "(centered for e5-small, sign otherwise; vector:binarize=B).",
     ),
+    rescore: int = typer.Option(None, help=RESCORE_HELP, callback=at_least(0)),
     split: str = SPLIT,
     chunker: str = typer.Option(
         None,
@@ -114,7 +128,7 @@ def run(
     fmt = output_format(fmt, as_json, out=out)
     quiet = fmt != "table" or is_quiet()
     try:
-        vector = vector_options(model, index_fraction, until, vector_backend, binarize)
+        vector = vector_options(model, index_fraction, until, vector_backend, binarize, rescore)
         opts = RunOptions(
             doc_depth=doc_depth,
             chunk_depth=chunk_depth,

@@ -26,7 +26,11 @@ def known_item(
         "--chunker",
         help="A registered chunker (md-legal-v1) instead of the md-words-v1 windows of --chunk-words.",
     ),
-    systems: str = typer.Option("bm25", help="Comma-separated: bm25, tfidf, vector (the first is system A)."),
+    systems: str = typer.Option(
+        "bm25",
+        help="Comma-separated: bm25, tfidf, vector, vector:<option>=<value> (e.g. vector:rescore=0, "
+        "vector:model=e5-small); the first is system A.",
+    ),
     coverage: bool = typer.Option(False, "--coverage", help="Also run the coverage study on the outcomes."),
     reps: int = typer.Option(5000, help="Coverage: samples per design (>= 10).", callback=at_least(10)),
     k: str = typer.Option(
@@ -37,7 +41,11 @@ def known_item(
     ),
     k_old: str = typer.Option(None, "--K", hidden=True, help="Deprecated: --docs-per-sample.", callback=int_list(2)),
     workers: int = typer.Option(2, help="Search worker processes.", callback=at_least(1)),
-    model: str = typer.Option(None, "--model", help="Embedding model of the vector system (as in `harness embed`)."),
+    model: str = typer.Option(None, "--model", help="Default embedding model of vector systems (as in `harness run`)."),
+    binarize: str = typer.Option(None, help="Default bits of vector systems: sign or centered (default: the model's)."),
+    rescore: int = typer.Option(
+        None, help="Default float rescoring of vector systems: M (default 1), 0 = Hamming.", callback=at_least(0)
+    ),
     workdir: Path = WORKDIR,
     overwrite: bool = typer.Option(False, help="Replace an existing output folder."),
     fmt: str = FORMAT,
@@ -46,13 +54,18 @@ def known_item(
     """Label-free known-item evaluation (chunk-as-query, hit@1 micro/macro, ICC, DEFF) on a corpus."""
     fmt = output_format(fmt, out=result_out, field="--result-out")
 
+    from harness.cli.run import vector_options
     from harness.studies.known_item import run_chunk_size_sensitivity, run_known_item, run_study
 
+    try:
+        vector = vector_options(model, None, None, None, binarize, rescore)
+    except HarnessError as exc:
+        _fail(exc)
     common = dict(
         query_words=query_words,
         systems=systems,
         workers=workers,
-        vector_model=model,
+        vector_model=vector,
         workdir=workdir,
         overwrite=overwrite,
         progress=True,

@@ -57,6 +57,7 @@ __all__ = [
     "sign_bits",
     "pack_signs",
     "centered_bits",
+    "centring_mean",
     "pack_centered",
     "unpack_bits",
     "convert_packed",
@@ -146,6 +147,31 @@ def _center(center: np.ndarray, dim: int) -> np.ndarray:
     if c.dtype.kind != "f" or not np.isfinite(c).all():
         raise HarnessInputError("centring vector must be finite floats")
     return c.astype(np.float32, copy=False)
+
+
+MEAN_BLOCK = 4096
+"""Rows per float64 partial sum of a centring mean (fixed, so the mean never depends on how a build was batched)."""
+
+
+def centring_mean(x: np.ndarray) -> np.ndarray:
+    """The centring vector of embeddings ``x`` (``(n, D)``): float64 partial sums over consecutive blocks of
+    :data:`MEAN_BLOCK` rows, added in block order, divided by ``n`` and rounded once to float32 (the rule of
+    :mod:`harness.retrieve.vector.store`); zeros for ``n = 0``.
+
+    Raises:
+        HarnessInputError: ``x`` is not 2-D or holds NaN / infinite values.
+    """
+    a = np.asarray(x)
+    if a.ndim != 2:
+        raise HarnessInputError(f"embeddings must be 2-D, got shape {a.shape}")
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        raise HarnessInputError("embedding holds NaN or infinite values; cannot centre")
+    total = np.zeros(a.shape[1], dtype=np.float64)
+    for start in range(0, a.shape[0], MEAN_BLOCK):
+        total += a[start : start + MEAN_BLOCK].astype(np.float64).sum(axis=0)
+    if a.shape[0] == 0:
+        return np.zeros(a.shape[1], dtype=np.float32)
+    return (total / a.shape[0]).astype(np.float32)
 
 
 def centered_bits(x: np.ndarray, center: np.ndarray) -> np.ndarray:

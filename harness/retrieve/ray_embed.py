@@ -19,8 +19,8 @@ Pipeline
    (:meth:`harness.retrieve.embed.Embedder.embed_passages`), binarises (sign bits,
    :func:`harness.retrieve.binary.pack_signs`, kept beside the float vectors as a transport check) and writes
    ``shard-<first rowid>-<last rowid>.npz`` atomically (temporary file, then rename). A shard whose file exists is
-   skipped. CPU actors take ``cpus_per_worker`` CPUs (torch threads); GPU actors (``device="cuda"``) take
-   ``gpus_per_worker`` GPUs.
+   skipped. CPU actors take ``cpus_per_worker`` CPUs (the embedder's threads per call); GPU actors
+   (``device="cuda"``) take ``gpus_per_worker`` GPUs.
 4. **Merge (driver).** Each shard file is checked (model id, weights sha256, shapes, the stored bits equal the signs
    of the stored vectors) and its vectors are written to the embedding cache
    (:meth:`harness.retrieve.vector.cache.EmbeddingCache.put_many`, one transaction per shard); the file is then deleted.
@@ -28,8 +28,9 @@ Pipeline
    packed bits (``binarize="sign"`` or ``"centered"``, the index's own rule applied to the cached floats) into
    sqlite-vec exactly as a single-process build does (same table, record, rowids and ``doc_pos``),
    so the merged index equals the single-process one bit for bit whenever the model computes each text's vector
-   independently of its batch neighbours (true of static models such as the default; transformer models padded to
-   different batch lengths may differ in the last float bits, which can flip a sign only for values at zero).
+   independently of its batch neighbours (the embedder's ``per_text``: true of ``use``, ``e5-small`` and the static
+   ``wordllama``; transformer models padded to different batch lengths may differ in the last float bits, which can
+   flip a sign only for values at zero).
 
 Failures
 --------
@@ -137,12 +138,11 @@ class _ShardEmbedder:
         weights_sha256: str,
         kill_once: str | None = None,
     ):
-        import torch
-
         from harness.retrieve.embed import load_embedder
 
-        torch.set_num_threads(max(1, int(threads)))
-        self.embedder = load_embedder(model, device=device, batch_size=batch_size, models_dir=models_dir)
+        self.embedder = load_embedder(
+            model, device=device, batch_size=batch_size, models_dir=models_dir, threads=max(1, int(threads))
+        )
         if self.embedder.weights_sha256 != weights_sha256:
             raise RuntimeError(
                 f"worker pid {os.getpid()}: model {model} loaded with weights {self.embedder.weights_sha256[:12]}, "
@@ -309,7 +309,7 @@ def ray_build(
     batch_chunks: int = 2048,
     object_store_memory: int | None = None,
     progress: bool = False,
-    binarize: str = "sign",
+    binarize: str | None = None,
     _kill_once: str | None = None,
 ) -> dict:
     """Embed the chunks the cache lacks on Ray Data workers, merge into the cache, build the sqlite-vec index.
@@ -317,7 +317,7 @@ def ray_build(
     Args:
         corpus: an open, writable :class:`~harness.corpus.store.Corpus`.
         workdir: the work directory (embedding cache, models, shard files).
-        model: embedder name (default the packaged static model; see :func:`harness.retrieve.embed.load_embedder`).
+        model: embedder name (default ``use``; see :func:`harness.retrieve.embed.load_embedder`).
         index_fraction, until: the chronological slice (see :func:`harness.retrieve.vector.slices.select_slice`).
         workers: Ray actors (>= 1).
         device: ``"cpu"`` or a CUDA device (``"cuda"``): GPU actors.
@@ -328,8 +328,9 @@ def ray_build(
         batch_chunks: chunks per committed batch of the final index insert.
         object_store_memory: bytes for a Ray instance started here (default Ray's).
         progress: Ray Data progress bars.
-        binarize: the index's binarisation (``"sign"`` or ``"centered"``), passed to ``VectorIndex.build``; the
-            shards carry float vectors, so either rule is applied from the cache after the merge.
+        binarize: the index's binarisation (``"sign"`` or ``"centered"``; ``None``: the model's default), passed to
+            ``VectorIndex.build``; the shards carry float vectors, so either rule is applied from the cache after the
+            merge.
 
     Returns:
         Statistics: ``n_slice_chunks``, ``n_recovered`` (vectors merged from an earlier run's shard files),

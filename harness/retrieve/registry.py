@@ -20,7 +20,9 @@ the inputs of a fusion (``+``-separated) or the first stage of two-stage. A list
 (``rrf:bm25+mine``). Names are kept exactly as typed and every name is reported, so two names for the same system
 (``rrf`` and ``rrf:bm25+vector``) may appear in one run: they are built and searched once and give the same
 rankings. Options not written in a name come from the run's defaults per kind (``--model``, ``--binarize``,
-``--vector-backend``, ``--index-fraction``, ``--until`` are the ``vector`` defaults), then from the options model.
+``--rescore``, ``--vector-backend``, ``--index-fraction``, ``--until`` are the ``vector`` defaults; only the flags
+given count), then from the options model (``vector:model=e5-small`` gets e5's centred bits unless ``--binarize``
+or ``binarize=`` says otherwise).
 
 A fusion fuses, at each level (documents, chunks) and for each question, the inputs that returned a ranking at that
 level (an input without one contributes nothing; flags ``partial_doc_fusion`` / ``partial_chunk_fusion``); with no
@@ -54,7 +56,8 @@ from harness.retrieve.bm25.system import BM25Options, open_bm25_system
 from harness.retrieve.fusion import FUSIONS, FusionSpec, fusion_method
 from harness.retrieve.names import ALIAS_RE, parse_name, split_systems
 from harness.retrieve.plugin import Plugin, check_results, is_plugin_spec, load_plugin
-from harness.retrieve.two_stage import TwoStage, TwoStageOptions, load_reranker
+from harness.retrieve.rerank import load_reranker
+from harness.retrieve.two_stage import TwoStage, TwoStageOptions
 from harness.retrieve.vector.system import VectorIndex, VectorOptions, open_vector_system
 
 __all__ = ["KINDS", "SystemKind", "SystemPlan", "SystemRecord", "SystemSet", "known_systems", "plan_systems"]
@@ -145,6 +148,18 @@ def _options(model: type[BaseModel], values: Mapping, where: str) -> BaseModel:
 
 def _dump(options: BaseModel) -> dict:
     return options.model_dump(mode="json")
+
+
+RECORDED_BEFORE: dict[str, dict] = {"vector": {"rescore": 0}, TWO_STAGE: {"dense": "hamming"}}
+"""Options a record written before they existed leaves out, with the value that reproduces it: such a ``vector``
+system ranked by Hamming distance alone (``rescore=0``), such a ``two-stage`` system scored its candidates by
+``-hamming`` (``dense=hamming``). :meth:`SystemPlan.from_record` applies them under the recorded options."""
+
+
+def _dump_set(options: BaseModel) -> dict:
+    """The options a run's defaults object was given explicitly (a value the options model resolved itself, such as
+    a model's default binarisation, is left to each name's own model)."""
+    return options.model_dump(mode="json", exclude_unset=True)
 
 
 def _is_head(name: str) -> bool:
@@ -255,12 +270,13 @@ class SystemPlan:
             raise HarnessInputError(f"{where}: {_one_line(exc)}") from None
         node = _Node(rec)
         if rec.kind in KINDS:
-            node.options = _options(KINDS[rec.kind].options, rec.options, where)
+            old = RECORDED_BEFORE.get(rec.kind, {})
+            node.options = _options(KINDS[rec.kind].options, {**old, **rec.options}, where)
         elif rec.kind == "fusion" and rec.method in FUSIONS:
             opts = _options(FUSIONS[rec.method].options, rec.options, where)
             node.fusion = FusionSpec(rec.method, opts, rec.inputs)  # type: ignore[arg-type]
         elif rec.kind == TWO_STAGE:
-            node.options = _options(TwoStageOptions, rec.options, where)
+            node.options = _options(TwoStageOptions, {**RECORDED_BEFORE[TWO_STAGE], **rec.options}, where)
             if node.options.reranker:
                 node.reranker = _reranker(node.options.reranker, where, (rec.plugin or {}).get("sha256"))
         elif rec.kind == "py" and rec.plugin:
@@ -312,9 +328,9 @@ def _parse_node(text: str, defaults: Mapping[str, BaseModel], field: str) -> _No
     if parsed.head == TWO_STAGE:
         if not parsed.rest:
             raise HarnessInputError(f"{where}: name the first-stage system ({TWO_STAGE}:rrf)")
-        base = _dump(defaults[TWO_STAGE]) if TWO_STAGE in defaults else {}
+        base = _dump_set(defaults[TWO_STAGE]) if TWO_STAGE in defaults else {}
         opts = _options(TwoStageOptions, {**base, **parsed.options}, where)
-        inputs = (parsed.rest, "bm25", *((opts.vector,) if opts.vector else ()))
+        inputs = (parsed.rest, "bm25", *((opts.reads_vector,) if opts.reads_vector else ()))
         node = _Node(SystemRecord(text=text, kind=TWO_STAGE, options=_dump(opts), inputs=inputs), options=opts)
         if opts.reranker:
             node.reranker = _reranker(opts.reranker, where)
@@ -324,7 +340,7 @@ def _parse_node(text: str, defaults: Mapping[str, BaseModel], field: str) -> _No
         if parsed.rest is not None:
             raise HarnessInputError(f"{where}: {parsed.head} takes options (key=value), not {parsed.rest!r}")
         kind = KINDS[parsed.head]
-        base = _dump(defaults[kind.name]) if kind.name in defaults else {}
+        base = _dump_set(defaults[kind.name]) if kind.name in defaults else {}
         opts = _options(kind.options, {**base, **parsed.options}, where)
         return _Node(SystemRecord(text=text, kind=kind.name, options=_dump(opts)), options=opts)
     raise HarnessInputError(f"{field}: unknown system {text!r} ({known_systems()})")
@@ -382,7 +398,7 @@ class SystemSet:
             return node.plugin.obj
         if rec.kind == TWO_STAGE:
             opts: TwoStageOptions = node.options  # type: ignore[assignment]
-            vector = self._obj(opts.vector) if opts.vector else None
+            vector = self._obj(opts.reads_vector) if opts.reads_vector else None
             if vector is not None and not isinstance(vector, VectorIndex):
                 raise HarnessInputError(f"{name}: vector={opts.vector!r} is not a vector system")
             return TwoStage(
@@ -390,6 +406,8 @@ class SystemSet:
                 vector,
                 self.corpus,
                 top_docs=opts.top_docs,
+                scorer=opts.scorer,
+                dense=opts.dense,
                 fusion=opts.fusion,
                 reranker=None if node.reranker is None else node.reranker[0],
                 rerank_top=opts.rerank_top,

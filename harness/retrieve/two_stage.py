@@ -1,23 +1,27 @@
 """Two-stage evidence search (the ``two-stage:<system>`` systems): find documents first, then the passage.
 
-Stage 1 is any other system (``bm25``, ``vector``, ``rrf``, ``w0.5`` ...): its document ranking is taken as is.
-Stage 2 ranks the chunks *inside* the first stage's top ``top_docs`` documents (the candidates):
+Stage 1 is any other system (``bm25``, ``vector``, ``rrf``, ``w0.75``, a ``py:`` plugin ...): its document ranking is
+taken as is. Stage 2 re-scores **every chunk of the first stage's top ``top_docs`` documents** (the candidates) with
+one of three scorers (option ``scorer``):
 
-1. **BM25 within candidates**: :meth:`harness.retrieve.bm25.BM25Index.scores` of the chunk index gives every
-   chunk's Lucene BM25 score for the analysed query; it is masked to the candidate chunks, and only positive scores
-   are kept (as in the ``bm25`` system: a chunk sharing no term with the query is not retrieved). The collection
-   statistics (idf, average length) stay those of the whole chunk index.
-2. **Vector within candidates**: ``-hamming(query bits, chunk bits)`` for every candidate chunk the vector index
-   holds (packed LSB first, :mod:`harness.retrieve.binary`), by an exact numpy popcount scan over the candidates'
-   rows. The query is binarised the way the index binarised its chunks (sign bits, or centred on the index's mean:
-   the index's ``pack_queries``). Candidate chunks outside a partial vector index are absent from this list.
-3. **Fusion**: by default RRF of the two lists (:func:`harness.retrieve.fusion.rrf`, ``k`` = 60; Cormack, Clarke
-   & Büttcher 2009); any fusion name of :class:`harness.retrieve.fusion.FusionSpec` may be given instead
-   (``rrf:k=30``, ``w0.75`` = weighted min-max over the candidate lists, ``w1`` = BM25 alone). Over the whole
-   candidate lists (no cut before fusion), in canonical order (score descending, then chunk id ascending).
-4. **Optional cross-encoder reranking**: the top ``rerank_top`` fused chunks are re-ordered by a cross-encoder's
-   score of ``(query, chunk text)`` (sentence-transformers ``CrossEncoder``; Nogueira & Cho 2019, "Passage
-   Re-ranking with BERT"), ties by chunk id ascending; the chunks below keep their fused order.
+* ``bm25``: :meth:`harness.retrieve.bm25.BM25Index.scores` of the chunk index gives every chunk's Lucene BM25 score
+  for the analysed query; it is masked to the candidate chunks, and only positive scores are kept (as in the
+  ``bm25`` system: a chunk sharing no term with the query is not retrieved). The collection statistics (idf,
+  average length) stay those of the whole chunk index.
+* ``dense``: the vector system's score of every candidate chunk it holds: with ``dense=cosine`` (default) the
+  cosine of the query's and the chunk's float vectors (the embedding cache's floats,
+  :class:`harness.retrieve.vector.rescore.FloatVectors`: float64 ``dot / (|q| |c|)``), with ``dense=hamming``
+  ``-hamming(query bits, chunk bits)`` (the query binarised as the index binarised its chunks). Candidate chunks
+  outside a partial vector index are absent from this list.
+* ``fusion`` (default): the two lists fused by ``fusion`` (default RRF, ``k`` = 60; Cormack, Clarke & Büttcher
+  2009; any fusion name without inputs of :class:`harness.retrieve.fusion.FusionSpec`: ``rrf:k=30``, ``w0.75`` =
+  weighted min-max with 0.75 on BM25), over the whole candidate lists (no cut before fusion).
+
+Each list is in canonical order (score descending, then chunk id ascending). Then:
+
+4. **Optional reranking**: the top ``rerank_top`` chunks are re-ordered by a reranker's score of
+   ``(query, chunk text)`` (:mod:`harness.retrieve.rerank`: a cross-encoder or a ``py:`` object; Nogueira & Cho
+   2019, "Passage Re-ranking with BERT"), ties by chunk id ascending; the chunks below keep their order.
 5. **Optional backfill** (off by default): chunks of the first stage's own chunk ranking that lie outside the
    candidate documents are appended, in that ranking's canonical order.
 
@@ -29,9 +33,9 @@ Outputs, per query (:class:`harness.retrieve.base.QueryResult`):
   document metric (``mrr``, ``recall@k``, ``all_hop@k``, ``ndcg@10``) therefore equals the first stage's by
   construction: two-stage search cannot lose ``all_hop@10``. It can only move evidence metrics.
 * ``chunks``: ``[(chunk_id, score)]`` with **positional scores** ``n, n - 1, ..., 1`` (``n`` = length of the
-  list): the fused, reranked and backfilled parts are not on one scale, and distinct scores keep the order intact
-  under every tie rule (trec_eval's included). The order is the canonical order of step 3, as modified by steps 4-5.
-  Candidate documents are the first ``min(top_docs, doc_depth)`` of that ranking.
+  list): the scored, reranked and backfilled parts are not on one scale, and distinct scores keep the order intact
+  under every tie rule (trec_eval's included). Candidate documents are the first ``min(top_docs, doc_depth)`` of the
+  document ranking.
 * ``flags``: ``n_candidate_docs``, ``n_candidate_chunks``, ``n_candidate_chunks_without_vector``,
   ``n_reranked``, ``n_backfilled``; ``empty_query`` when neither BM25 terms nor a non-blank query exist;
   ``no_first_stage_docs`` when the first stage returned no document ranking.
@@ -40,41 +44,45 @@ What the system needs (duck-typed, so tests can pass small fakes):
 
 * ``bm25``: an object with ``chunk_index`` (:class:`~harness.retrieve.bm25.BM25Index`: ``ids``,
   ``query_terms(text)``, ``scores(terms)``), e.g. :class:`~harness.retrieve.bm25.BM25System`;
-* ``vector``: ``None`` (BM25 only) or an object with ``packed_bits() -> (chunk_ids, uint8 (n, D/8))`` and
-  ``embedder.embed_queries(texts) -> float (m, D)``, e.g. :class:`~harness.retrieve.vector.VectorIndex`; its
-  ``pack_queries(float (m, D)) -> uint8 (m, D/8)`` binarises the queries when it has one (else sign bits,
-  :func:`~harness.retrieve.binary.pack_signs`);
+* ``vector`` (``None`` only with ``scorer=bm25``): for ``dense=cosine`` an object with ``chunk_ids``,
+  ``float_vectors()`` (an object with ``cosine(query, positions)``) and ``embedder.embed_queries(texts)``; for
+  ``dense=hamming`` ``packed_bits() -> (chunk_ids, uint8 (n, D/8))``, ``embedder.embed_queries`` and optionally
+  ``pack_queries``; e.g. :class:`~harness.retrieve.vector.VectorIndex`;
 * ``corpus``: a :class:`~harness.corpus.store.Corpus` (chunk -> document map; chunk texts for the reranker).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.errors import HarnessInputError
 from harness.ranking import Ranking, canonical_ranking
 from harness.retrieve.base import QueryResult, Reranker
 from harness.retrieve.binary import hamming_distances, pack_signs
 from harness.retrieve.fusion import DEFAULT_INPUTS, FusionSpec
-from harness.retrieve.plugin import load_plugin
+from harness.retrieve.rerank import RERANKER_PREFIXES
 
 __all__ = [
     "DEFAULT_RERANK_TOP",
+    "DEFAULT_SCORER",
     "DEFAULT_TOP_DOCS",
-    "CrossEncoderReranker",
-    "Reranker",
+    "SCORERS",
     "TwoStage",
     "TwoStageOptions",
-    "load_cross_encoder",
-    "load_reranker",
 ]
 
-DEFAULT_TOP_DOCS = 20
-"""Candidate documents taken from the first stage."""
+DEFAULT_TOP_DOCS = 3
+"""Candidate documents taken from the first stage (chosen on the dev split: docs/measurements.md)."""
+
+SCORERS = ("fusion", "bm25", "dense")
+"""How the candidate chunks are scored."""
+
+DEFAULT_SCORER = "fusion"
+"""The default scorer (chosen on the dev split: docs/measurements.md)."""
 
 DEFAULT_RERANK_TOP = 50
 """Fused chunks re-scored by the cross-encoder, when one is given."""
@@ -82,128 +90,23 @@ DEFAULT_RERANK_TOP = 50
 _IN_CHUNK = 500
 
 
-class CrossEncoderReranker:
-    """A sentence-transformers ``CrossEncoder`` behind the :class:`Reranker` seam, with its provenance.
-
-    Args:
-        model: a loaded ``sentence_transformers.CrossEncoder``.
-        model_id: the name or path it was loaded from (recorded in the run manifest).
-        batch_size: pairs per forward pass.
-
-    Attributes:
-        fingerprint: hex sha256 of the loaded weights, configs and tokenizer
-            (:func:`harness.retrieve.embed.model_fingerprint`), or ``None`` when it cannot be computed.
-    """
-
-    def __init__(self, model, model_id: str, *, batch_size: int = 32):
-        self.model = model
-        self.model_id = str(model_id)
-        self.batch_size = int(batch_size)
-        self.fingerprint: str | None
-        try:
-            from harness.retrieve.embed import model_fingerprint
-
-            self.fingerprint = model_fingerprint(model)
-        except Exception:  # noqa: BLE001 - provenance is best effort; the model id is still recorded
-            self.fingerprint = None
-
-    def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """Cross-encoder scores ``float (len(pairs),)`` (the model's own activation, e.g. sigmoid for 1 label).
-
-        Raises:
-            HarnessInputError: a NaN or infinite score.
-        """
-        if not pairs:
-            return np.zeros(0, dtype=np.float64)
-        out = self.model.predict(
-            [(q, p) for q, p in pairs], batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True
-        )
-        scores = np.asarray(out, dtype=np.float64).reshape(len(pairs), -1)
-        if scores.shape[1] != 1:
-            raise HarnessInputError(f"reranker {self.model_id}: {scores.shape[1]} labels per pair; expected 1")
-        scores = scores[:, 0]
-        if not np.isfinite(scores).all():
-            raise HarnessInputError(f"reranker {self.model_id}: NaN or infinite score")
-        return scores
-
-    def config(self) -> dict:
-        """Model id, weights fingerprint, max length, batch size (for the run manifest)."""
-        return {
-            "library": "sentence-transformers CrossEncoder",
-            "model_id": self.model_id,
-            "fingerprint": self.fingerprint,
-            "max_length": getattr(self.model, "max_seq_length", None),
-            "batch_size": self.batch_size,
-        }
-
-
-def load_cross_encoder(
-    name_or_path: str | Path, *, device: str = "cpu", max_length: int | None = None, batch_size: int = 32
-) -> CrossEncoderReranker:
-    """Load a sentence-transformers ``CrossEncoder`` (a local folder or a hub name) as a :class:`Reranker`.
-
-    Args:
-        name_or_path: model folder (``save_pretrained`` layout) or hub id; set ``HF_HUB_OFFLINE=1`` to forbid
-            downloads.
-        device: torch device (``"cpu"``).
-        max_length: truncation length of the pair (``None``: the model's).
-        batch_size: pairs per forward pass.
-
-    Raises:
-        HarnessInputError: the model cannot be loaded (one line naming the path and the cause).
-    """
-    try:
-        from sentence_transformers import CrossEncoder
-
-        model = CrossEncoder(str(name_or_path), device=device, max_length=max_length)
-    except Exception as exc:  # noqa: BLE001 - any loader failure is unusable input
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise HarnessInputError(f"reranker {name_or_path}: cannot load a CrossEncoder ({msg})") from None
-    return CrossEncoderReranker(model, str(name_or_path), batch_size=batch_size)
-
-
-RERANKER_PREFIXES = ("py:", "cross-encoder:")
-
-
-def load_reranker(spec: str, *, field: str = "two-stage reranker") -> tuple[Reranker, dict]:
-    """A reranker from its spec, with its provenance for the run manifest.
-
-    Specs:
-
-    * ``py:MODULE:ATTR``: an object with ``predict(pairs) -> scores`` (or a class / zero-argument factory making
-      one), loaded by :func:`harness.retrieve.plugin.load_plugin`;
-    * ``cross-encoder:NAME_OR_PATH``: a sentence-transformers ``CrossEncoder`` (:func:`load_cross_encoder`).
-
-    Returns:
-        ``(reranker, provenance)``: provenance is the plugin's :meth:`~harness.retrieve.plugin.Plugin.record` or
-        ``{"spec", "cross_encoder"}``.
-
-    Raises:
-        HarnessInputError: an unknown prefix, or what the loaders raise.
-    """
-    text = spec.strip()
-    if text.startswith("py:"):
-        plugin = load_plugin(text, field=field, protocol=("predict",))
-        return plugin.obj, plugin.record()  # type: ignore[return-value]
-    if text.startswith("cross-encoder:") and text[len("cross-encoder:") :].strip():
-        name = text[len("cross-encoder:") :].strip()
-        return load_cross_encoder(name), {"spec": text, "cross_encoder": name}
-    raise HarnessInputError(f"{field}: {spec!r} is not py:MODULE:ATTR or cross-encoder:<model name or folder>")
-
-
 class TwoStageOptions(BaseModel):
     """Options of a ``two-stage:<first stage>`` system (the first stage is the name after the options).
 
     Attributes:
-        top_docs: candidate documents taken from the first stage (>= 1; default 20).
-        fusion: the chunk fusion of the candidate lists ``[bm25, vector]``: a fusion name without inputs (``rrf``,
-            ``rrf:k=30``, ``w0.75``; default ``rrf``), stored canonical.
-        reranker: ``None`` (default) or a reranker spec (:func:`load_reranker`: ``py:MODULE:ATTR`` or
-            ``cross-encoder:<model>``).
+        top_docs: candidate documents taken from the first stage (>= 1; default :data:`DEFAULT_TOP_DOCS`).
+        scorer: ``fusion`` (default), ``bm25`` or ``dense`` (see the module docstring).
+        dense: the vector list's score: ``cosine`` of the float vectors (default) or ``hamming`` (``-hamming`` of the
+            bits).
+        fusion: the chunk fusion of the candidate lists ``[bm25, vector]`` (``scorer=fusion``): a fusion name without
+            inputs (``rrf``, ``rrf:k=30``, ``w0.75``; default ``rrf``), stored canonical.
+        reranker: ``None`` (default) or a reranker spec (:func:`harness.retrieve.rerank.load_reranker`:
+            ``py:MODULE:ATTR`` or ``cross-encoder:<model>``).
         rerank_top: fused chunks re-scored by the reranker (>= 1; default 50).
         backfill: append the first stage's chunks from outside the candidates (default ``False``).
-        vector: the run's system whose chunk bits the second stage reads (default ``"vector"``; ``"none"``: a
-            BM25-only second stage).
+        vector: the run's vector system the second stage reads (default ``"vector"``; ``"none"``: a BM25-only
+            second stage, ``scorer=bm25`` unless another scorer is given, which is refused); with ``scorer=bm25`` no
+            vector system is read.
 
     Written in a name as ``two-stage[reranker=py:rerank.py:make;rerank_top=20]:bm25`` or
     ``two-stage:top_docs=10:rrf`` (a value holding ``:`` needs the brackets).
@@ -212,6 +115,8 @@ class TwoStageOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     top_docs: int = Field(DEFAULT_TOP_DOCS, ge=1)
+    scorer: Literal["fusion", "bm25", "dense"] = DEFAULT_SCORER
+    dense: Literal["cosine", "hamming"] = "cosine"
     fusion: str = "rrf"
     reranker: str | None = None
     rerank_top: int = Field(DEFAULT_RERANK_TOP, ge=1)
@@ -240,6 +145,19 @@ class TwoStageOptions(BaseModel):
     def _vector(cls, value: str | None) -> str | None:
         return None if value is None or value.strip().lower() in ("", "none") else value.strip()
 
+    @model_validator(mode="after")
+    def _needs_vector(self) -> TwoStageOptions:
+        if self.vector is None and self.scorer != "bm25":
+            if "scorer" in self.model_fields_set:
+                raise ValueError(f"scorer={self.scorer} needs a vector system (vector=none means scorer=bm25)")
+            object.__setattr__(self, "scorer", "bm25")  # vector=none: a BM25-only second stage
+        return self
+
+    @property
+    def reads_vector(self) -> str | None:
+        """The vector system the second stage reads (``None`` with ``scorer=bm25``)."""
+        return None if self.scorer == "bm25" else self.vector
+
 
 def _positive_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
@@ -252,19 +170,22 @@ class TwoStage:
 
     Args:
         bm25: the BM25 system (needs ``chunk_index``).
-        vector: the vector system (needs ``packed_bits()`` and ``embedder.embed_queries``; ``pack_queries`` is used
-            when present), or ``None`` for a BM25-only second stage.
+        vector: the vector system (module docstring), or ``None`` for a BM25-only second stage (``scorer="bm25"``).
         corpus: the open corpus the indexes were built from.
-        top_docs: candidate documents taken from the first stage's document ranking (>= 1; default 20).
-        fusion: the chunk fusion, a fusion system name of :class:`~harness.retrieve.fusion.FusionSpec`: ``"rrf"``
-            (default, k = 60), ``"rrf:k=<k>"``, or ``"w<weight>"`` (weighted min-max over the candidate lists,
-            ``w`` on BM25; ``"w1"`` ranks the BM25-matching candidates by BM25 alone, then the rest by chunk id).
-        reranker: ``None`` or a :class:`Reranker` (e.g. :func:`load_cross_encoder`).
+        top_docs: candidate documents taken from the first stage's document ranking (>= 1).
+        scorer: ``"fusion"`` (default), ``"bm25"`` or ``"dense"``.
+        dense: ``"cosine"`` (default; float vectors) or ``"hamming"`` (bits).
+        fusion: the chunk fusion (``scorer="fusion"``), a fusion system name of
+            :class:`~harness.retrieve.fusion.FusionSpec`: ``"rrf"`` (default, k = 60), ``"rrf:k=<k>"``, or
+            ``"w<weight>"`` (weighted min-max over the candidate lists, ``w`` on BM25; ``"w1"`` ranks the
+            BM25-matching candidates by BM25 alone, then the rest by chunk id).
+        reranker: ``None`` or a :class:`Reranker` (e.g. :func:`harness.retrieve.rerank.load_cross_encoder`).
         rerank_top: fused chunks re-scored by the reranker (>= 1; default 50).
         backfill: append the first stage's chunks from outside the candidates (default ``False``).
 
     Raises:
-        HarnessInputError: a parameter out of range; a vector system whose chunk ids the corpus does not hold.
+        HarnessInputError: a parameter out of range; ``scorer`` other than ``bm25`` without a vector system; a vector
+            system whose chunk ids the corpus does not hold.
     """
 
     name = "two-stage"
@@ -276,6 +197,8 @@ class TwoStage:
         corpus,
         *,
         top_docs: int = DEFAULT_TOP_DOCS,
+        scorer: str = DEFAULT_SCORER,
+        dense: str = "cosine",
         fusion: str = "rrf",
         reranker: Reranker | None = None,
         rerank_top: int = DEFAULT_RERANK_TOP,
@@ -285,6 +208,13 @@ class TwoStage:
         self.vector = vector
         self.corpus = corpus
         self.top_docs = _positive_int("top_docs", top_docs)
+        if scorer not in SCORERS or dense not in ("cosine", "hamming"):
+            raise HarnessInputError(
+                f"two-stage: scorer {scorer!r} / dense {dense!r}: expected {SCORERS} / cosine, hamming"
+            )
+        if vector is None and scorer != "bm25":
+            raise HarnessInputError(f"two-stage: scorer={scorer} needs a vector system")
+        self.scorer, self.dense = scorer, dense
         try:
             self.fusion = fusion if isinstance(fusion, FusionSpec) else FusionSpec.parse(fusion)
         except HarnessInputError as exc:
@@ -305,6 +235,7 @@ class TwoStage:
         self._bm25_pos = self._doc_positions(bm_ids)
         self._vec_ids: list[str] | None = None
         self._vec_bits: np.ndarray | None = None
+        self._vec_floats = None
         self._vec_pos: dict[str, np.ndarray] = {}
         self._empty = np.empty(0, dtype=np.int64)
 
@@ -321,32 +252,41 @@ class TwoStage:
         return {d: np.asarray(v, dtype=np.int64) for d, v in lists.items()}
 
     def _load_vectors(self) -> None:
-        if self.vector is None or self._vec_bits is not None:
+        if self.vector is None or self._vec_ids is not None:
             return
-        ids, bits = self.vector.packed_bits()
+        if self.dense == "cosine":
+            ids = list(self.vector.chunk_ids)
+            self._vec_floats = self.vector.float_vectors()
+        else:
+            ids, bits = self.vector.packed_bits()
+            self._vec_bits = np.ascontiguousarray(np.asarray(bits, dtype=np.uint8))
+            if self._vec_bits.ndim != 2 or self._vec_bits.shape[0] != len(ids):
+                raise HarnessInputError(
+                    f"vector system: packed_bits gave {len(ids)} ids and bits {self._vec_bits.shape}"
+                )
         self._vec_ids = list(ids)
-        self._vec_bits = np.ascontiguousarray(np.asarray(bits, dtype=np.uint8))
-        if self._vec_bits.ndim != 2 or self._vec_bits.shape[0] != len(self._vec_ids):
-            raise HarnessInputError(f"vector system: packed_bits gave {len(ids)} ids and bits {self._vec_bits.shape}")
         self._vec_pos = self._doc_positions(self._vec_ids)
 
-    def _query_bits(self, queries: Sequence[str]) -> list[np.ndarray | None]:
-        """Packed query bits (``None`` for blank queries or without a vector system)."""
+    def _query_side(self, queries: Sequence[str]) -> list[np.ndarray | None]:
+        """Per query its float vector (``dense=cosine``) or packed bits (``dense=hamming``); ``None`` for blank
+        queries, without a vector system or with ``scorer=bm25``."""
         out: list[np.ndarray | None] = [None] * len(queries)
-        if self.vector is None:
+        if self.vector is None or self.scorer == "bm25":
             return out
         live = [i for i, q in enumerate(queries) if isinstance(q, str) and q.strip()]
         if live:
-            pack = getattr(self.vector, "pack_queries", pack_signs)  # the index's own binarisation (sign or centred)
-            packed = pack(np.asarray(self.vector.embedder.embed_queries([queries[i] for i in live])))
-            if packed.ndim != 2 or packed.shape[0] != len(live):
-                raise HarnessInputError(f"vector system: query embeddings of shape {packed.shape} for {len(live)}")
-            if self._vec_bits is not None and packed.shape[1] != self._vec_bits.shape[1]:
-                raise HarnessInputError(
-                    f"vector system: query bits {packed.shape[1]} bytes, index bits {self._vec_bits.shape[1]} bytes"
-                )
+            floats = np.asarray(self.vector.embedder.embed_queries([queries[i] for i in live]))
+            if floats.ndim != 2 or floats.shape[0] != len(live):
+                raise HarnessInputError(f"vector system: query embeddings of shape {floats.shape} for {len(live)}")
+            if self.dense == "hamming":
+                pack = getattr(self.vector, "pack_queries", pack_signs)  # the index's own binarisation
+                floats = pack(floats)
+                if self._vec_bits is not None and floats.shape[1] != self._vec_bits.shape[1]:
+                    raise HarnessInputError(
+                        f"vector system: query bits {floats.shape[1]} bytes, index bits {self._vec_bits.shape[1]} bytes"
+                    )
             for j, i in enumerate(live):
-                out[i] = packed[j]
+                out[i] = floats[j]
         return out
 
     # ---- search -----------------------------------------------------------------------------------------------------
@@ -381,30 +321,26 @@ class TwoStage:
         doc_depth = _positive_int("doc_depth", doc_depth)
         chunk_depth = _positive_int("chunk_depth", chunk_depth)
         self._load_vectors()
-        qbits = self._query_bits(queries)
-        return [self._one(q, fs, qb, doc_depth, chunk_depth) for q, fs, qb in zip(queries, first, qbits, strict=True)]
+        qside = self._query_side(queries)
+        return [self._one(q, fs, qv, doc_depth, chunk_depth) for q, fs, qv in zip(queries, first, qside, strict=True)]
 
-    def candidate_lists(
-        self, query: str, candidate_docs: Sequence[str], qbits: np.ndarray | None = None
-    ) -> tuple[Ranking, Ranking, int, int]:
-        """The BM25 and vector chunk lists inside ``candidate_docs`` (before fusion).
+    def candidate_lists(self, query: str, candidate_docs: Sequence[str]) -> tuple[Ranking, Ranking, int, int]:
+        """The BM25 and vector chunk lists inside ``candidate_docs`` (before scoring).
 
         Args:
             query: the query text.
             candidate_docs: document ids (unknown ids have no chunks).
-            qbits: packed query bits ``uint8 (D/8,)`` (computed when ``None`` and a vector system exists).
 
         Returns:
             ``(bm25_list, vector_list, n_candidate_chunks, n_without_vector)``: lists of ``(chunk_id, score)``
-            (BM25 positive scores; vector ``-hamming``), in corpus order, not sorted.
+            (BM25 positive scores; vector cosine or ``-hamming``; empty with ``scorer=bm25``), in corpus order, not
+            sorted.
         """
         terms = self.bm25.chunk_index.query_terms(query) if isinstance(query, str) else []
-        if qbits is None and self.vector is not None and isinstance(query, str) and query.strip():
-            self._load_vectors()
-            qbits = self._query_bits([query])[0]
-        return self._lists(terms, qbits, candidate_docs)
+        self._load_vectors()
+        return self._lists(terms, self._query_side([query])[0], candidate_docs)
 
-    def _lists(self, terms: list[str], qbits: np.ndarray | None, candidate_docs: Sequence[str]):
+    def _lists(self, terms: list[str], qside: np.ndarray | None, candidate_docs: Sequence[str]):
         docs = list(dict.fromkeys(str(d) for d in candidate_docs))
         n_cand = sum(self._n_chunks.get(d, 0) for d in docs)
         bm_list: Ranking = []
@@ -415,17 +351,28 @@ class TwoStage:
             keep = sc > 0
             bm_list = [(self._bm25_ids[p], float(s)) for p, s in zip(bm_pos[keep], sc[keep], strict=True)]
         vec_list: Ranking = []
-        if self.vector is None:
+        if self.vector is None or self.scorer == "bm25":
             return bm_list, vec_list, n_cand, n_cand
         self._load_vectors()
         vpos = [self._vec_pos.get(d, self._empty) for d in docs]
         v_pos = np.concatenate(vpos) if vpos else self._empty
-        if qbits is not None and v_pos.size:
-            dist = hamming_distances(qbits, self._vec_bits[v_pos])
-            vec_list = [(self._vec_ids[p], -float(d)) for p, d in zip(v_pos, dist, strict=True)]
+        if qside is not None and v_pos.size:
+            if self.dense == "cosine":
+                sc = self._vec_floats.cosine(qside, v_pos)
+            else:
+                sc = -hamming_distances(qside, self._vec_bits[v_pos]).astype(np.float64)
+            vec_list = [(self._vec_ids[p], float(x)) for p, x in zip(v_pos, sc, strict=True)]
         return bm_list, vec_list, n_cand, n_cand - int(v_pos.size)
 
-    def _one(self, query: str, fs: QueryResult, qbits, doc_depth: int, chunk_depth: int) -> QueryResult:
+    def _scored(self, bm_list: Ranking, vec_list: Ranking) -> list[str]:
+        """The candidate chunks in the scorer's order (module docstring)."""
+        if self.scorer == "bm25":
+            return [c for c, _ in canonical_ranking(bm_list)]
+        if self.scorer == "dense":
+            return [c for c, _ in canonical_ranking(vec_list)]
+        return [c for c, _ in self.fusion.fuse([bm_list, vec_list])]
+
+    def _one(self, query: str, fs: QueryResult, qside, doc_depth: int, chunk_depth: int) -> QueryResult:
         flags: dict = {}
         if fs.docs is None:
             docs = None
@@ -435,11 +382,10 @@ class TwoStage:
             docs = canonical_ranking(fs.docs, doc_depth)
             cand = [d for d, _ in docs[: self.top_docs]]
         terms = self.bm25.chunk_index.query_terms(query) if isinstance(query, str) else []
-        if not terms and qbits is None:
+        if not terms and qside is None:
             flags["empty_query"] = True
-        bm_list, vec_list, n_cand, n_novec = self._lists(terms, qbits, cand)
-        fused = self.fusion.fuse([bm_list, vec_list])
-        order = [c for c, _ in fused]
+        bm_list, vec_list, n_cand, n_novec = self._lists(terms, qside, cand)
+        order = self._scored(bm_list, vec_list)
         n_rr = 0
         if self.reranker is not None and order:
             head, tail = order[: self.rerank_top], order[self.rerank_top :]
@@ -499,16 +445,30 @@ class TwoStage:
             "documents": "first-stage document ranking, canonical, cut at doc_depth (unchanged: document metrics "
             "equal the first stage's)",
             "candidates": f"every chunk of the first stage's top {self.top_docs} documents",
+            "scorer": self.scorer,
             "chunk_lists": {
                 "bm25": "BM25 chunk index scores (whole-index statistics), masked to candidates, positive only",
                 "vector": None
-                if self.vector is None
-                else "-hamming(query bits, chunk bits), candidates held by the vector index, exact numpy scan",
+                if self.vector is None or self.scorer == "bm25"
+                else (
+                    "cosine(query float vector, chunk float vector), float64, candidates held by the vector index"
+                    if self.dense == "cosine"
+                    else "-hamming(query bits, chunk bits), candidates held by the vector index, exact numpy scan"
+                ),
             },
-            "vector_binarize": None if self.vector is None else getattr(self.vector, "binarize", "sign"),
-            "fusion": {**self.fusion.config(), "lists": ["bm25", "vector"], "input_depth": None},
-            "formula": self.fusion.formula.replace("cut at depth", "not cut (whole candidate lists)")
-            + "; d = a candidate chunk",
+            "dense": None if self.scorer == "bm25" else self.dense,
+            "vector_binarize": None
+            if self.vector is None or self.dense == "cosine" or self.scorer == "bm25"
+            else getattr(self.vector, "binarize", "sign"),
+            "fusion": None
+            if self.scorer != "fusion"
+            else {**self.fusion.config(), "lists": ["bm25", "vector"], "input_depth": None},
+            "formula": (
+                self.fusion.formula.replace("cut at depth", "not cut (whole candidate lists)")
+                + "; d = a candidate chunk"
+                if self.scorer == "fusion"
+                else f"the {self.scorer} list of the candidates in canonical order"
+            ),
             "reranker": rr,
             "backfill": self.backfill,
             "chunk_scores": "positional: n, n-1, ..., 1 in the final order",

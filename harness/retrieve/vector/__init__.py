@@ -8,6 +8,7 @@ Modules, one job each:
 * :mod:`~harness.retrieve.vector.store`: the vec0 tables, their records and centring vectors, the resumable build;
 * :mod:`~harness.retrieve.vector.engines`: the sqlite-vec, numpy and faiss Hamming engines and their one
   tie-completion loop;
+* :mod:`~harness.retrieve.vector.rescore`: float rescoring of the Hamming candidates (cosine on the cached floats);
 * :mod:`~harness.retrieve.vector.system`: :class:`VectorIndex` (the retriever) and :func:`open_vector_system`
   (the registry factory, from :class:`VectorOptions`).
 
@@ -18,10 +19,11 @@ Bits are :mod:`harness.retrieve.binary`'s (sign or mean-centred, packed LSB firs
 from harness.retrieve.vector.cache import EmbeddingCache, cached_passage_embeddings
 from harness.retrieve.vector.engines import BACKENDS, SQLITE_VEC_K_MAX
 from harness.retrieve.vector.slices import CorpusSlice, chronological_order, select_slice
-from harness.retrieve.vector.system import VectorIndex, VectorOptions, open_vector_system
+from harness.retrieve.vector.system import DEFAULT_RESCORE, VectorIndex, VectorOptions, open_vector_system
 
 __all__ = [
     "BACKENDS",
+    "DEFAULT_RESCORE",
     "SQLITE_VEC_K_MAX",
     "CorpusSlice",
     "EmbeddingCache",

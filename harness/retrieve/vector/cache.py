@@ -19,9 +19,16 @@ import numpy as np
 
 from harness.errors import HarnessInputError
 from harness.retrieve.binary import pack_signs
+from harness.retrieve.embed.workers import ShardedEmbedder, passage_embedder
 from harness.retrieve.vector._sqlite import IN_CHUNK, immediate, now
 
-__all__ = ["CACHE_SCHEMA_VERSION", "EmbeddingCache", "cached_passage_embeddings", "embed_into_cache"]
+__all__ = [
+    "CACHE_SCHEMA_VERSION",
+    "Counted",
+    "EmbeddingCache",
+    "cached_passage_embeddings",
+    "embed_into_cache",
+]
 
 CACHE_SQL = """
 CREATE TABLE IF NOT EXISTS cache_keys(
@@ -126,6 +133,23 @@ class EmbeddingCache:
                 [(key_id, bytes.fromhex(s), vecs[i].tobytes()) for i, s in enumerate(text_sha256)],
             )
 
+    def missing(self, key_id: int, text_sha256: Sequence[str]) -> list[str]:
+        """The distinct hashes of ``text_sha256`` (first-occurrence order) with no vector under ``key_id`` (reads no
+        vectors)."""
+        shas = list(dict.fromkeys(text_sha256))
+        have: set[str] = set()
+        for i in range(0, len(shas), IN_CHUNK):
+            part = shas[i : i + IN_CHUNK]
+            marks = ",".join("?" * len(part))
+            have.update(
+                bytes(h).hex()
+                for (h,) in self.conn.execute(
+                    f"SELECT text_sha256 FROM embeddings WHERE key_id=? AND text_sha256 IN ({marks})",
+                    (key_id, *(bytes.fromhex(s) for s in part)),
+                )
+            )
+        return [s for s in shas if s not in have]
+
     def count(self, key_id: int) -> int:
         """Number of vectors stored under ``key_id``."""
         return int(self.conn.execute("SELECT count(*) FROM embeddings WHERE key_id=?", (key_id,)).fetchone()[0])
@@ -139,6 +163,7 @@ def cached_passage_embeddings(
     *,
     batch_size: int = 2048,
     progress=None,
+    workers: int | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Passage embeddings of ``texts`` through the embedding cache: cached vectors are read, the others embedded
     (passage prompt) and stored in committed batches, so an interrupted call loses at most one batch.
@@ -154,7 +179,9 @@ def cached_passage_embeddings(
         texts: N passage texts (duplicates are embedded once).
         batch_size: texts per embedded and committed batch (>= 1).
         progress: optional callable ``progress(n)``: once after the cache read with the distinct texts found there,
-            then after each embedded batch with its size; the calls sum to the number of distinct texts.
+            then as texts are embedded; the calls sum to the number of distinct texts.
+        workers: embedding worker processes (:func:`harness.retrieve.embed.workers.passage_embedder`; ``None``:
+            one per core for a ``per_text`` model with enough texts to embed).
 
     Returns:
         ``(vectors, stats)``: float32 array of shape (N, dim), row i for ``texts[i]``; ``stats`` has ``n_texts``,
@@ -178,24 +205,51 @@ def cached_passage_embeddings(
     stats = {"n_texts": len(texts), "n_cache_hits": len(vecs), "n_embedded": len(missing), "embed_seconds": 0.0}
     if progress is not None:
         progress(len(vecs))
-    for start in range(0, len(missing), batch_size):
-        part = missing[start : start + batch_size]
-        emb, secs = embed_into_cache(cache, key, embedder, part, [texts[first[h]] for h in part], dim)
-        stats["embed_seconds"] += secs
-        vecs.update({h: emb[i] for i, h in enumerate(part)})
-        if progress is not None:
-            progress(len(part))
+    with passage_embedder(embedder, len(missing), workers) as pe:
+        stats["workers"] = getattr(pe, "workers", 1)
+        for start in range(0, len(missing), batch_size):
+            part = missing[start : start + batch_size]
+            bar = Counted(progress)
+            emb, secs = embed_into_cache(cache, key, pe, part, [texts[first[h]] for h in part], dim, progress=bar)
+            stats["embed_seconds"] += secs
+            vecs.update({h: emb[i] for i, h in enumerate(part)})
+            bar.finish(len(part))
     out = np.empty((len(texts), dim), dtype=np.float32)
     for i, h in enumerate(shas):
         out[i] = vecs[h]
     return out, stats
 
 
-def embed_into_cache(cache: EmbeddingCache, key: int, embedder, shas: list[str], texts: list[str], dim: int):
+class Counted:
+    """A progress callback that remembers how much it was advanced, so a batch can add only the rest at its end."""
+
+    def __init__(self, progress):
+        self.progress, self.done = progress, 0
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        if self.progress is not None:
+            self.progress(n)
+
+    def finish(self, total: int) -> None:
+        """Advance the wrapped callback to ``total`` for this batch."""
+        if self.progress is not None and total > self.done:
+            self.progress(total - self.done)
+        self.done = 0
+
+
+def embed_into_cache(
+    cache: EmbeddingCache, key: int, embedder, shas: list[str], texts: list[str], dim: int, progress=None
+):
     """Embed ``texts`` (passage prompt), check the (len(texts), dim) shape and finiteness, then commit them to the
-    cache under ``shas``; nothing is stored when a check fails. Returns ``(float32 (n, dim), embed_seconds)``."""
+    cache under ``shas``; nothing is stored when a check fails. ``progress(n)`` is passed to an embedder that reports
+    its own progress (:class:`harness.retrieve.embed.workers.ShardedEmbedder`). Returns
+    ``(float32 (n, dim), embed_seconds)``."""
     t0 = time.perf_counter()
-    emb = np.asarray(embedder.embed_passages(texts), dtype=np.float32)
+    if progress is not None and isinstance(embedder, ShardedEmbedder):
+        emb = np.asarray(embedder.embed_passages(texts, progress=progress), dtype=np.float32)
+    else:
+        emb = np.asarray(embedder.embed_passages(texts), dtype=np.float32)
     secs = time.perf_counter() - t0
     if emb.shape != (len(texts), dim):
         raise HarnessInputError(f"embedder {embedder.model_id}: got shape {emb.shape}, expected ({len(texts)}, {dim})")

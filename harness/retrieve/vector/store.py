@@ -34,6 +34,7 @@ slice has mean 0 (= sign bits).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -47,9 +48,10 @@ from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
 from harness.io import canonical_json
 from harness.progress import progress_bar
-from harness.retrieve.binary import BIT_ORDER, binarisation_rule, pack_centered, pack_signs
+from harness.retrieve.binary import BIT_ORDER, MEAN_BLOCK, binarisation_rule, pack_centered, pack_signs
+from harness.retrieve.embed.workers import passage_embedder
 from harness.retrieve.vector._sqlite import IN_CHUNK, immediate, now
-from harness.retrieve.vector.cache import EmbeddingCache, embed_into_cache
+from harness.retrieve.vector.cache import Counted, EmbeddingCache, embed_into_cache
 from harness.retrieve.vector.slices import CorpusSlice
 
 __all__ = ["META_SQL", "build_table", "embedder_config", "insert_rows", "table_name"]
@@ -64,7 +66,6 @@ CREATE TABLE IF NOT EXISTS vector_centers(
   n_chunks INTEGER NOT NULL, n_docs INTEGER NOT NULL, updated_at TEXT NOT NULL);
 """
 
-_MEAN_BLOCK = 4096  # chunks per float64 partial sum of the centring mean (fixed: the mean must not depend on batches)
 
 Row = tuple[int, int, str]  # (doc_pos, chunk rowid, text_sha256)
 
@@ -131,9 +132,11 @@ def _prepare_table(conn, embedder, table: str, want: dict, dim: int, stats: dict
             )
 
 
-def _cached_vectors(conn, cache: EmbeddingCache, key: int, embedder, batch: Sequence[Row], dim: int, embed: bool):
+def _cached_vectors(
+    conn, cache: EmbeddingCache, key: int, embedder, batch: Sequence[Row], dim: int, embed: bool, progress=None
+):
     """Float vectors of one batch: from the cache, the missing ones embedded and committed to the cache first
-    (``embed=False``: a missing vector is an error).
+    (``embed=False``: a missing vector is an error; ``progress`` goes to :func:`embed_into_cache`).
 
     Returns ``(vectors {text_sha256: float32 (dim,)}, missing text hashes (embedded now), embed_seconds)``.
     """
@@ -153,7 +156,7 @@ def _cached_vectors(conn, cache: EmbeddingCache, key: int, embedder, batch: Sequ
             part = want[i : i + IN_CHUNK]
             marks = ",".join("?" * len(part))
             texts.update(conn.execute(f"SELECT rowid, text FROM chunks WHERE rowid IN ({marks})", part).fetchall())
-        emb, secs = embed_into_cache(cache, key, embedder, missing, [texts[r] for r in want], dim)
+        emb, secs = embed_into_cache(cache, key, embedder, missing, [texts[r] for r in want], dim, progress=progress)
         vecs.update({h: emb[i] for i, h in enumerate(missing)})
     return vecs, missing, secs
 
@@ -186,7 +189,8 @@ def embed_batches(
     """
     for start in range(0, len(rows), batch_chunks):
         batch = rows[start : start + batch_chunks]
-        vecs, missing, secs = _cached_vectors(conn, cache, key, embedder, batch, dim, embed)
+        counted = Counted(bar)
+        vecs, missing, secs = _cached_vectors(conn, cache, key, embedder, batch, dim, embed, counted)
         if stats is not None:
             miss = set(missing)
             stats["n_cache_hits"] += sum(1 for b in batch if b[2] not in miss)
@@ -197,19 +201,18 @@ def embed_batches(
             insert_rows(conn, table, [(rid, packed[i].tobytes(), p) for i, (p, rid, _) in enumerate(batch)])
             if stats is not None:
                 stats["n_inserted"] += len(batch)
-        if bar is not None:
-            bar(len(batch))
+        counted.finish(len(batch))
 
 
 def _slice_mean(cache: EmbeddingCache, key: int, shas: Sequence[str], dim: int, where: str) -> np.ndarray:
     """Float32 mean of the cached vectors of ``shas`` (one per chunk, duplicates counted), zeros when empty.
 
-    Float64 partial sums over fixed blocks of :data:`_MEAN_BLOCK` chunks in the given order, added in block order,
+    Float64 partial sums over fixed blocks of :data:`MEAN_BLOCK` chunks in the given order, added in block order,
     divided by ``len(shas)`` and rounded once to float32: the same slice always gives the same bytes.
     """
     total = np.zeros(dim, dtype=np.float64)
-    for start in range(0, len(shas), _MEAN_BLOCK):
-        part = shas[start : start + _MEAN_BLOCK]
+    for start in range(0, len(shas), MEAN_BLOCK):
+        part = shas[start : start + MEAN_BLOCK]
         got = cache.get_many(key, part, dim)
         if len(got) != len(set(part)):
             raise HarnessInputError(f"{where}: {len(set(part)) - len(got)} slice vectors vanished from the cache")
@@ -265,8 +268,13 @@ def build_table(
     binarize: str,
     batch_chunks: int,
     progress: bool,
+    workers: int | None = None,
 ) -> tuple[str, np.ndarray | None, dict]:
     """Build, extend or reuse the vec0 table of ``embedder`` over the slice ``sl`` (see the module docstring).
+
+    Texts the cache lacks are embedded over ``workers`` processes
+    (:func:`harness.retrieve.embed.workers.passage_embedder`: ``None`` = one per core for a ``per_text`` model with
+    enough to embed); the result does not depend on it.
 
     Returns:
         ``(table, center, stats)``: the table name, the float32 centring vector (``None`` for sign bits) and the
@@ -299,15 +307,20 @@ def build_table(
     stats.update(n_slice_chunks=sl.n_chunks, n_inserted=0, n_cache_hits=0, n_embedded=0, embed_seconds=0.0)
     center = None
     cache = EmbeddingCache.for_workdir(workdir)
+    stack = contextlib.ExitStack()
     try:
         key = cache.key_id(embedder.model_id, embedder.weights_sha256, m.chunker_id, dim)
         stats["stale_cache_keys"] = cache.stale_keys(embedder.model_id, embedder.weights_sha256)
-        loop = dict(conn=conn, cache=cache, key=key, embedder=embedder, dim=dim, batch_chunks=batch_chunks)
 
         def pending() -> list[Row]:
             have = {r[0] for r in conn.execute(f'SELECT rowid FROM "{table}"').fetchall()}
             return sorted(b for b in members if b[1] not in have)
 
+        first = members if binarize == "centered" else pending()
+        n_missing = len(cache.missing(key, [b[2] for b in first]))
+        pool = stack.enter_context(passage_embedder(embedder, n_missing, workers))
+        stats["workers"] = getattr(pool, "workers", 1)
+        loop = dict(conn=conn, cache=cache, key=key, embedder=pool, dim=dim, batch_chunks=batch_chunks)
         if binarize == "centered":
             # 1. every slice vector in the cache; 2. the slice mean; 3. re-centre; 4. insert the missing rows
             with progress_bar(f"embed {embedder.model_id}", len(members), enabled=progress) as bar:
@@ -321,11 +334,12 @@ def build_table(
             embed_batches(rows=todo, table=table, pack=pack, stats=counts, embed=False, **loop)
             stats["n_inserted"] += counts["n_inserted"]
         else:
-            todo = pending()
+            todo = first
             stats["n_already_indexed"] = sl.n_chunks - len(todo)
             with progress_bar(f"embed {embedder.model_id}", len(todo), enabled=progress) as bar:
                 embed_batches(rows=todo, table=table, pack=pack_signs, stats=stats, bar=bar, **loop)
     finally:
+        stack.close()
         cache.close()
     stats["seconds"] = round(time.perf_counter() - t0, 3)
     stats["embed_seconds"] = round(stats["embed_seconds"], 3)

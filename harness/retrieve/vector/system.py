@@ -8,13 +8,19 @@ A search over a partial index only sees chunks of the slice's documents, even wh
 are binarised exactly like the index's chunks (sign bits, or centred on the index's mean: :meth:`pack_queries`); a
 :class:`VectorIndex` remembers its mean and refuses to search once another build has re-centred its table.
 
+With ``rescore=M`` (``M >= 1``; :data:`DEFAULT_RESCORE` by default) the Hamming search only proposes candidates:
+``M`` times the depths, re-ordered by the exact cosine of the float vectors from the embedding cache
+(:mod:`harness.retrieve.vector.rescore`); ``rescore=0`` ranks by Hamming distance alone.
+
 Flags per query: ``empty_query`` (blank text: empty rankings), ``chunk_tie_at_boundary`` / ``doc_tie_at_boundary``
-(some chunk/document left out has the same distance as the last one kept, so the id rule decided the cut),
-``tie_at_boundary`` (either), ``knn_fallback``.
+(some chunk/document left out has the same score as the last one kept, so the id rule decided the cut),
+``tie_at_boundary`` (either), ``knn_fallback``, ``rescored`` (the number of candidates re-scored by cosine; absent
+without rescoring).
 
 Options of a ``vector`` system in a run (:class:`VectorOptions`): ``model``, ``index_fraction`` / ``until`` (the
-slice, :mod:`harness.retrieve.vector.slices`), ``backend``, ``binarize``; ``vector:binarize=centered`` and
-``vector`` are two systems of one run.
+slice, :mod:`harness.retrieve.vector.slices`), ``backend``, ``binarize`` (default: the model's,
+:func:`harness.retrieve.embed.default_binarize`), ``rescore``; ``vector:binarize=centered``,
+``vector:model=e5-small`` and ``vector`` are three systems of one run.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ from harness.errors import HarnessInputError
 from harness.ranking import id_rank, top_k_by_distance
 from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.binary import BIT_ORDER, binarisation_rule, check_dim, pack_centered, pack_signs
-from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
+from harness.retrieve.embed import DEFAULT_MODEL, canonical_model, default_binarize, load_embedder
+from harness.retrieve.vector.cache import EmbeddingCache
 from harness.retrieve.vector.engines import (
     BACKENDS,
     SQLITE_VEC_K_MAX,
@@ -42,10 +49,15 @@ from harness.retrieve.vector.engines import (
     NumpyEngine,
     SqliteVecEngine,
 )
+from harness.retrieve.vector.rescore import RESCORE_RULE, FloatVectors, rescore_candidates, rescore_positions
 from harness.retrieve.vector.slices import CorpusSlice, parse_date, select_slice
 from harness.retrieve.vector.store import build_table, embedder_config
 
-__all__ = ["VectorIndex", "VectorOptions", "open_vector_system"]
+__all__ = ["DEFAULT_RESCORE", "VectorIndex", "VectorOptions", "open_vector_system"]
+
+DEFAULT_RESCORE = 1
+"""Hamming candidates per ranked item re-scored by cosine (``M``): the smallest ``M`` within 0.005 of the best dev-split
+MRR on the gold set (``benchmarks/measure_vectors.py``, docs/measurements.md block ``vectors``)."""
 
 
 class VectorOptions(BaseModel):
@@ -53,13 +65,18 @@ class VectorOptions(BaseModel):
     ``--vector-backend`` and ``--binarize`` are the defaults of every ``vector`` system of a run).
 
     Attributes:
-        model: embedding model (:func:`harness.retrieve.embed.load_embedder`: ``wordllama`` (default), ``minilm``, a
-            local folder or a hub id).
+        model: embedding model (:mod:`harness.retrieve.embed.registry`: ``use`` (default), ``e5-small``,
+            ``wordllama``, ``minilm``, a local folder or a hub id), stored under its registry name.
         index_fraction: index the shortest chronological prefix of whole documents holding this share of the
             chunks, in (0, 1]; ``None``: the whole corpus.
         until: index the documents dated up to this ISO date (exclusive with ``index_fraction``).
         backend: Hamming search engine, ``sqlite-vec`` (default), ``numpy`` or ``faiss``: identical results.
-        binarize: ``sign`` (bit = value > 0; default) or ``centered`` (bit = value > the slice's mean).
+        binarize: ``sign`` (bit = value > 0) or ``centered`` (bit = value > the slice's mean); when not given, the
+            model's default (``centered`` for ``e5-small``, ``sign`` otherwise). A default resolved from the model
+            is not "set" (``model_dump(exclude_unset=True)`` leaves it out), so a run's defaults do not carry one
+            model's binarisation to another model.
+        rescore: ``M``: re-score ``M`` times the ranking depths of Hamming candidates by cosine on the cached float
+            vectors (0 <= M <= 64; default :data:`DEFAULT_RESCORE`; 0: Hamming distance alone).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -68,12 +85,18 @@ class VectorOptions(BaseModel):
     index_fraction: float | None = Field(None, gt=0, le=1, allow_inf_nan=False)
     until: str | None = None
     backend: Literal["sqlite-vec", "numpy", "faiss"] = "sqlite-vec"
-    binarize: Literal["sign", "centered"] = "sign"
+    binarize: Literal["sign", "centered"] | None = None
+    rescore: int = Field(DEFAULT_RESCORE, ge=0, le=64, strict=False)
 
     @field_validator("model", mode="before")
     @classmethod
     def _model(cls, value: object) -> object:
-        return DEFAULT_MODEL if value is None or (isinstance(value, str) and not value.strip()) else value
+        return canonical_model(value) if value is None or isinstance(value, str) else value
+
+    @field_validator("binarize", mode="before")
+    @classmethod
+    def _binarize(cls, value: object) -> object:
+        return None if isinstance(value, str) and value.strip().lower() in ("", "none", "default") else value
 
     @field_validator("index_fraction", "until", mode="before")
     @classmethod
@@ -95,6 +118,8 @@ class VectorOptions(BaseModel):
     def _one_slice(self) -> VectorOptions:
         if self.index_fraction is not None and self.until is not None:
             raise ValueError("index_fraction and until are mutually exclusive; give one")
+        if self.binarize is None:  # the model's default; not marked as set
+            object.__setattr__(self, "binarize", default_binarize(self.model))
         return self
 
 
@@ -120,6 +145,8 @@ class VectorIndex:
         stats: dict,
         binarize: str = "sign",
         center: np.ndarray | None = None,
+        rescore: int = 0,
+        workdir: str | Path | None = None,
     ):
         if backend not in BACKENDS:
             raise HarnessInputError(f"backend: {backend!r} is not one of {', '.join(map(repr, BACKENDS))}")
@@ -136,10 +163,17 @@ class VectorIndex:
         self.slice = corpus_slice
         self.backend = backend
         self.build_stats = stats
+        if isinstance(rescore, bool) or not isinstance(rescore, int) or not 0 <= rescore <= 64:
+            raise HarnessInputError(f"rescore: {rescore!r} is not an int in [0, 64]")
+        if rescore and workdir is None:
+            raise HarnessInputError("rescore: needs the work directory whose embedding cache holds the float vectors")
+        self.rescore = rescore
+        self.workdir = None if workdir is None else Path(workdir)
+        self._floats: FloatVectors | None = None
         self.dim = int(embedder.dim)
         self.nbytes = check_dim(self.dim)
         self._doc_set = frozenset(corpus_slice.doc_ids)
-        rows = corpus.conn.execute("SELECT rowid, chunk_id, doc_id FROM chunks ORDER BY rowid").fetchall()
+        rows = corpus.conn.execute("SELECT rowid, chunk_id, doc_id, text_sha256 FROM chunks ORDER BY rowid").fetchall()
         rows = [r for r in rows if r[2] in self._doc_set]
         self._rowids = np.array([r[0] for r in rows], dtype=np.int64)
         self._chunk_ids = [r[1] for r in rows]
@@ -153,6 +187,7 @@ class VectorIndex:
         self._slot[self._rowids] = np.arange(len(rows), dtype=np.int64)
         self._max_pos = corpus_slice.n_docs
         self._filter = not corpus_slice.is_full
+        self._text_sha = [r[3] for r in rows]
         self._bits: np.ndarray | None = None
         self._engines: dict[str, HammingEngine] = {}  # made on first search with each backend
         self.search_stats = {"queries": 0, "knn_calls": 0, "knn_fallbacks": 0, "faiss_searches": 0}
@@ -171,7 +206,9 @@ class VectorIndex:
         progress: bool = False,
         batch_chunks: int = 2048,
         backend: str = "sqlite-vec",
-        binarize: str = "sign",
+        binarize: str | None = None,
+        rescore: int = 0,
+        workers: int | None = None,
     ) -> VectorIndex:
         """Build, extend or reuse the vector index of ``corpus`` (or a chronological slice of it).
 
@@ -184,8 +221,12 @@ class VectorIndex:
             progress: show a rich progress bar.
             batch_chunks: chunks per committed batch.
             backend: default search backend, ``"sqlite-vec"``, ``"numpy"`` or ``"faiss"`` (optional package).
-            binarize: ``"sign"`` (default: bit = value > 0) or ``"centered"`` (bit = value > the slice's mean;
-                its own table; see "Centring rule" in the module docstring).
+            binarize: ``"sign"`` (bit = value > 0) or ``"centered"`` (bit = value > the slice's mean; its own
+                table; see "Centring rule" in :mod:`harness.retrieve.vector.store`); ``None``: the embedder's
+                default (its ``binarize``).
+            rescore: ``M`` of float rescoring (0: off; see the module docstring).
+            workers: embedding worker processes (``None``: one per core for a ``per_text`` model with enough texts
+                to embed; :func:`harness.retrieve.embed.workers.passage_embedder`).
 
         Returns:
             The index; ``build_stats`` has ``n_slice_chunks``, ``n_already_indexed``, ``n_inserted``,
@@ -202,20 +243,45 @@ class VectorIndex:
         if batch_chunks <= 0:
             raise HarnessInputError(f"batch_chunks must be positive, got {batch_chunks}")
         check_dim(int(embedder.dim))
+        binarize = binarize or getattr(embedder, "binarize", "sign")
         binarisation_rule(binarize)
         if corpus.conn.readonly("main"):
             raise HarnessInputError(f"{corpus.path}: opened read-only; cannot build the vector index")
         sl = select_slice(corpus, index_fraction=index_fraction, until=until)
         table, center, stats = build_table(
-            corpus, workdir, embedder, sl, binarize=binarize, batch_chunks=batch_chunks, progress=progress
+            corpus,
+            workdir,
+            embedder,
+            sl,
+            binarize=binarize,
+            batch_chunks=batch_chunks,
+            progress=progress,
+            workers=workers,
         )
-        return cls(corpus, embedder, table, sl, backend=backend, stats=stats, binarize=binarize, center=center)
+        return cls(
+            corpus,
+            embedder,
+            table,
+            sl,
+            backend=backend,
+            stats=stats,
+            binarize=binarize,
+            center=center,
+            rescore=rescore,
+            workdir=workdir,
+        )
 
     # ---- coverage and config ---------------------------------------------------------------------------------------
 
     def is_fully_indexed(self, doc_id: str) -> bool:
         """True when every chunk of ``doc_id`` is in the searched slice."""
         return doc_id in self._doc_set
+
+    @property
+    def chunk_ids(self) -> list[str]:
+        """The slice's chunk ids in slice (rowid) order: row ``i`` of :meth:`float_vectors` and
+        :meth:`packed_bits`."""
+        return list(self._chunk_ids)
 
     @property
     def indexed_doc_ids(self) -> frozenset[str]:
@@ -259,7 +325,9 @@ class VectorIndex:
             "binarisation": binarisation_rule(self.binarize),
             "bit_order": BIT_ORDER,
             "distance": "hamming",
-            "chunk_score": "-hamming",
+            "rescore": self.rescore,
+            "rescore_rule": RESCORE_RULE if self.rescore else None,
+            "chunk_score": "cosine of the float vectors (rescored candidates)" if self.rescore else "-hamming",
             "doc_score": "best chunk (max of chunk scores)",
             "tie_rule": "score desc, then id asc (string); exact at the boundary",
             "backend": self.backend,
@@ -328,23 +396,37 @@ class VectorIndex:
         """
         texts = list(queries)
         live = [i for i, q in enumerate(texts) if isinstance(q, str) and q.strip()]
-        packed = self.query_bits([texts[i] for i in live]) if live else None
         out: list[QueryResult] = [QueryResult(docs=[], chunks=[], flags={"empty_query": True}) for _ in texts]
         if live:
-            res = self.search_packed(packed, doc_depth=doc_depth, chunk_depth=chunk_depth, backend=backend)
+            floats = np.asarray(self.embedder.embed_queries([texts[i] for i in live]))
+            packed = self.pack_queries(floats)
+            res = self.search_packed(
+                packed, doc_depth=doc_depth, chunk_depth=chunk_depth, backend=backend, query_vectors=floats
+            )
             for i, r in zip(live, res, strict=True):
                 out[i] = r
         return out
 
     def search_packed(
-        self, packed: np.ndarray, *, doc_depth: int, chunk_depth: int, backend: str | None = None
+        self,
+        packed: np.ndarray,
+        *,
+        doc_depth: int,
+        chunk_depth: int,
+        backend: str | None = None,
+        query_vectors: np.ndarray | None = None,
     ) -> list[QueryResult]:
         """:meth:`search` on query bits already packed (``uint8 (m, dim/8)``, LSB first), binarised like the index's
         chunks (:meth:`pack_queries` / :meth:`query_bits`).
 
+        Args:
+            query_vectors: the queries' float embeddings ``(m, dim)``, needed when the index rescores
+                (``rescore >= 1``); ignored otherwise.
+
         Raises:
             HarnessInputError: a bad backend or depth, a width other than ``dim / 8`` bytes, a centred table that
-                another build has re-centred since this index was built.
+                another build has re-centred since this index was built, a rescoring index without
+                ``query_vectors``.
         """
         be = backend or self.backend
         if be not in BACKENDS:
@@ -358,8 +440,15 @@ class VectorIndex:
             raise HarnessInputError(f"query bits: {q.shape[1]} bytes per vector, index has {self.nbytes}")
         self._check_center()
         self.search_stats["queries"] += q.shape[0]
-        cands = self._engine(be).candidates(q, chunk_depth, doc_depth)
-        return [self._rank(idx, d, chunk_depth, doc_depth, flags) for idx, d, flags in cands]
+        m = self.rescore
+        if not m:
+            cands = self._engine(be).candidates(q, chunk_depth, doc_depth)
+            return [self._rank(idx, d, chunk_depth, doc_depth, flags) for idx, d, flags in cands]
+        if query_vectors is None or np.asarray(query_vectors).shape != (q.shape[0], self.dim):
+            raise HarnessInputError(f"rescore={m}: search_packed needs the ({q.shape[0]}, {self.dim}) query vectors")
+        qv = np.asarray(query_vectors)
+        cands = self._engine(be).candidates(q, m * chunk_depth, m * doc_depth)
+        return [self._rescored(qv[i], idx, d, chunk_depth, doc_depth, flags) for i, (idx, d, flags) in enumerate(cands)]
 
     def _engine(self, backend: str) -> HammingEngine:
         """The engine of ``backend`` (made once per index)."""
@@ -396,6 +485,56 @@ class VectorIndex:
         if ctie or dtie:
             flags["tie_at_boundary"] = True
         return QueryResult(docs=docs, chunks=chunks, flags=flags)
+
+    def _rescored(self, qvec, idx, dist: np.ndarray, chunk_depth: int, doc_depth: int, flags: dict) -> QueryResult:
+        """Rankings of the rescored candidates (:mod:`harness.retrieve.vector.rescore`)."""
+        if idx is None:
+            idx = np.arange(dist.shape[0], dtype=np.int64)
+        m = self.rescore
+        keep = rescore_positions(idx, dist, self._chunk_rank[idx], self._doc_idx[idx], m * chunk_depth, m * doc_depth)
+        cand = idx[keep]
+        cos = self.float_vectors().cosine(qvec, cand)
+        corder, ctie, dsel, dscore, dtie = rescore_candidates(
+            cand, cos, self._chunk_rank[cand], self._doc_idx[cand], chunk_depth, doc_depth
+        )
+        chunks = [(self._chunk_ids[cand[j]], float(cos[j])) for j in corder]
+        docs = [(self._doc_ids[d], float(s)) for d, s in zip(dsel, dscore, strict=True)]
+        flags = {**flags, "rescored": int(cand.size)}
+        if ctie:
+            flags["chunk_tie_at_boundary"] = True
+        if dtie:
+            flags["doc_tie_at_boundary"] = True
+        if ctie or dtie:
+            flags["tie_at_boundary"] = True
+        return QueryResult(docs=docs, chunks=chunks, flags=flags)
+
+    def float_vectors(self) -> FloatVectors:
+        """The slice's float32 passage vectors from the embedding cache, in slice order (read once; about
+        ``n * dim * 4`` bytes).
+
+        Raises:
+            HarnessInputError: no work directory; a slice vector missing from the cache.
+        """
+        if self._floats is None:
+            if self.workdir is None:
+                raise HarnessInputError("the float vectors live in the embedding cache: the index has no workdir")
+            cache = EmbeddingCache.for_workdir(self.workdir)
+            try:
+                key = cache.key_id(
+                    self.embedder.model_id, self.embedder.weights_sha256, self.corpus.manifest.chunker_id, self.dim
+                )
+                got = cache.get_many(key, self._text_sha, self.dim)
+            finally:
+                cache.close()
+            lost = [h for h in self._text_sha if h not in got]
+            if lost:
+                raise HarnessInputError(f"{cache.path}: {len(lost)} slice vectors are not in the embedding cache")
+            self._floats = FloatVectors(
+                np.stack([got[h] for h in self._text_sha])
+                if self._text_sha
+                else np.zeros((0, self.dim), dtype=np.float32)
+            )
+        return self._floats
 
     def _load_bits(self) -> np.ndarray:
         """Packed bits of the slice's chunks in slice order (read once from the vec0 table)."""
@@ -440,6 +579,7 @@ def open_vector_system(context: SystemContext, options: VectorOptions) -> Vector
         progress=context.progress,
         backend=options.backend,
         binarize=options.binarize,
+        rescore=options.rescore,
     )
     context.log(f"vector: index ready in {time.perf_counter() - t0:.1f} s")
     return index

@@ -29,9 +29,10 @@ Systems
   (:mod:`harness.retrieve.bm25`); query terms are counted with multiplicity as bm25s does.
 * ``tfidf``: scikit-learn ``TfidfVectorizer`` (l2 norm, smooth idf, raw tf) with the same analyzer's tokens
   (``analyzer=`` callable), cosine similarity.
-* ``vector``: sign bits (1 per dimension) of sentence-transformers embeddings (:mod:`harness.retrieve.embed`,
-  default model ``wordllama-l2-supercat-256``), score = number of agreeing bits (``D - hamming``); see
-  :func:`.scorers.vector_scorer`. Raises "vector system unavailable" when the embedding stack is missing.
+* ``vector``: binary embeddings (:mod:`harness.retrieve.embed`, default model ``use``; the model's bits, sign or
+  centred), score = number of agreeing bits (``D - hamming``), by default re-scored by cosine on the float vectors
+  (``vector:rescore=M``); see :func:`.scorers.vector_scorer`. Raises "vector system unavailable" when the
+  embedding stack is missing.
 
 All systems are scored the same way: for a block of queries, each query's term weights times the index's posting
 lists are accumulated into a dense float32 block of scores (``Q @ W.T`` for the block), term by term in the query

@@ -14,6 +14,7 @@ scores are integers (agreeing bits) stored exactly in float32.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,8 @@ __all__ = [
     "SCORERS",
     "SYSTEMS",
     "HammingScorer",
+    "KNOWN_ITEM_RESCORE_DEPTH",
+    "RescoredScorer",
     "ScorerFactory",
     "ScorerInputs",
     "SparseScorer",
@@ -85,10 +88,11 @@ class SparseScorer:
 
 
 class HammingScorer:
-    """Scores of a block of queries as the number of agreeing sign bits, ``D - hamming(q, c)`` (float32, exact).
+    """Scores of a block of queries as the number of agreeing bits, ``D - hamming(q, c)`` (float32, exact).
 
     Args:
-        query_bits: shape (Q, D/8) packed query bits (:func:`harness.retrieve.binary.pack_signs`).
+        query_bits: shape (Q, D/8) packed query bits (:func:`harness.retrieve.binary.pack_signs` or
+            :func:`~harness.retrieve.binary.pack_centered`).
         chunk_bits: shape (N, D/8) packed chunk bits, same convention.
         dim: D.
     """
@@ -121,7 +125,9 @@ class ScorerInputs:
         chunk_tokens: the N chunk texts analysed (``es-snowball-fold-v1``).
         query_tokens: the Q query texts analysed the same way.
         chunker_id: the chunker that made the chunks (the embedding cache's key).
-        model: embedding model of the ``vector`` system (``None``: the default model).
+        model: the ``vector`` system's defaults: a model name, or a :class:`harness.retrieve.vector.VectorOptions`
+            (the CLI's ``--model``, ``--binarize``, ``--rescore``; only its set fields count); ``None``: the
+            options' defaults.
         workdir: work directory whose embedding cache the ``vector`` system shares (``None``: embed in memory).
         progress: show progress bars.
     """
@@ -131,7 +137,7 @@ class ScorerInputs:
     chunk_tokens: Sequence[Sequence[str]]
     query_tokens: Sequence[Sequence[str]]
     chunker_id: str = "md-words-v1"
-    model: str | None = None
+    model: object = None
     workdir: Path | None = None
     progress: bool = False
 
@@ -223,7 +229,8 @@ def _embed_in_blocks(fn, texts: Sequence[str], dim: int, progress: bool, label: 
 
 
 def _cached_chunk_embeddings(emb, inputs: ScorerInputs, label: str) -> tuple[np.ndarray, dict]:
-    """Chunk embeddings through the work directory's shared embedding cache, and the cache statistics.
+    """Chunk embeddings through the work directory's shared embedding cache (sharded over worker processes for a
+    ``per_text`` model, :func:`harness.retrieve.vector.cached_passage_embeddings`), and the cache statistics.
 
     Raises:
         HarnessInputError: the cache file is damaged (it is shared with other runs and costly to rebuild, so it is
@@ -249,35 +256,102 @@ def _cached_chunk_embeddings(emb, inputs: ScorerInputs, label: str) -> tuple[np.
     return passages, {"path": str(path), **stats}
 
 
-def vector_scorer(inputs: ScorerInputs) -> tuple[HammingScorer, dict]:
-    """The ``vector`` system: sign bits of sentence-transformers embeddings, scored by agreeing bits.
+KNOWN_ITEM_RESCORE_DEPTH = 10
+"""Known-item rescoring re-scores the ``M * 10 + 1`` nearest chunks by Hamming (the query's own chunk among them)."""
 
-    Chunks are embedded with the embedder's passage prompt, queries with its query prompt
-    (:func:`harness.retrieve.embed.load_embedder`, default model ``wordllama-l2-supercat-256``), binarised with
-    :func:`harness.retrieve.binary.pack_signs` (bit = value > 0); score = ``D - hamming``, so ranking by score is
-    ranking by Hamming distance ascending, ties by chunk id. With ``workdir``, chunk embeddings go through the
-    shared embedding cache ``<workdir>/embeddings/cache.sqlite`` under ``chunker_id``
+
+class RescoredScorer:
+    """Hamming candidates re-scored by cosine: for each query, every chunk at most as far (Hamming) as its
+    ``k``-th nearest chunk (ties included, so no id decides the cut) scores ``2 + cosine`` (in [1, 3]) on the float
+    vectors; every other chunk scores ``(D - hamming) / (D + 1)`` (in [0, 1)), so the candidates come first, ordered
+    by cosine, and the rest keep their Hamming order (float64 scores).
+
+    Args:
+        query_bits, chunk_bits: packed bits (the same rule for both); dim: D.
+        query_vectors: ``float (Q, D)`` query embeddings; chunk_vectors: a
+            :class:`harness.retrieve.vector.rescore.FloatVectors` of the N chunks.
+        k: candidates per query (>= 1; ``M * KNOWN_ITEM_RESCORE_DEPTH + 1``).
+    """
+
+    def __init__(self, query_bits, chunk_bits, dim: int, query_vectors: np.ndarray, chunk_vectors, k: int):
+        self.query_bits, self.chunk_bits, self.dim = query_bits, chunk_bits, int(dim)
+        self.query_vectors, self.chunk_vectors, self.k = np.asarray(query_vectors), chunk_vectors, int(k)
+        self.n_queries, self.n_chunks = query_bits.shape[0], chunk_bits.shape[0]
+        self.dtype = np.dtype(np.float64)
+
+    def empty_queries(self) -> np.ndarray:
+        """shape (Q,), bool: never empty (every text has an embedding)."""
+        return np.zeros(self.n_queries, dtype=bool)
+
+    def __call__(self, out: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """Scores of queries ``start:stop`` written into ``out[: stop - start]`` (see :class:`~.search.Scorer`)."""
+        from harness.retrieve.binary import hamming_distances
+
+        s = out[: stop - start]
+        ham = hamming_distances(self.query_bits[start:stop], self.chunk_bits)
+        np.divide(self.dim - ham, self.dim + 1, out=s)
+        k = min(self.k, self.n_chunks)
+        if k == 0:
+            return s
+        kth = np.partition(ham, k - 1, axis=1)[:, k - 1]
+        for r in range(s.shape[0]):
+            cand = np.flatnonzero(ham[r] <= kth[r])
+            s[r, cand] = 2.0 + self.chunk_vectors.cosine(self.query_vectors[start + r], cand)
+        return s
+
+
+def _vector_options(inputs: ScorerInputs, overrides: dict | None):
+    """The ``vector`` system's options: ``inputs.model`` (a model name or a
+    :class:`~harness.retrieve.vector.VectorOptions` of defaults), then the options written in its name."""
+    from harness.retrieve.vector import VectorOptions
+
+    base = inputs.model
+    values = base.model_dump(exclude_unset=True) if isinstance(base, VectorOptions) else {}
+    if isinstance(base, str) and base.strip():
+        values["model"] = base
+    values.update(overrides or {})
+    try:
+        opts = VectorOptions(**values)
+    except ValueError as exc:
+        raise HarnessInputError(f"--systems vector: {str(exc).splitlines()[-1].strip()}") from None
+    if opts.index_fraction is not None or opts.until is not None:
+        raise HarnessInputError("--systems vector: index_fraction/until do not apply (the study searches every chunk)")
+    return opts
+
+
+def vector_scorer(inputs: ScorerInputs, overrides: dict | None = None) -> tuple[HammingScorer | RescoredScorer, dict]:
+    """The ``vector`` system: binary embeddings scored by agreeing bits, optionally re-scored by cosine.
+
+    Options (:class:`harness.retrieve.vector.VectorOptions`): ``model`` (default ``use``), ``binarize`` (default the
+    model's: sign bits ``value > 0``, or centred bits ``value > m`` with ``m`` the float32 mean of the N chunk
+    embeddings, float64 sums over blocks of 4,096 chunks, applied to queries too) and ``rescore`` ``M`` (default 1;
+    0: :class:`HammingScorer`, score ``D - hamming``; ``M >= 1``: :class:`RescoredScorer` over the
+    ``M * 10 + 1`` nearest chunks). Chunks are embedded with the embedder's passage side, queries with its query
+    side (:func:`harness.retrieve.embed.load_embedder`). With ``workdir``, chunk embeddings go through the shared
+    embedding cache ``<workdir>/embeddings/cache.sqlite`` under ``chunker_id``
     (:func:`harness.retrieve.vector.cached_passage_embeddings`): at 100-word chunks these are the vectors
     ``harness embed`` stores, so nothing is embedded twice; other chunk sizes get their own key. Queries are
-    always embedded (they carry the query prompt), :data:`EMBED_BLOCK` at a time. Without ``workdir``
-    everything is embedded in memory. ``progress`` shows a bar for the chunk embeddings (cache hits count as done)
-    and one for the queries.
+    always embedded, :data:`EMBED_BLOCK` at a time. Without ``workdir`` everything is embedded in memory.
+    ``progress`` shows a bar for the chunk embeddings (cache hits count as done) and one for the queries.
 
     Returns:
-        ``(HammingScorer, config)``; config names the embedder, the bit rule and (with ``workdir``) the cache's
-        path and hit counts.
+        ``(scorer, config)``; config names the embedder, the bit rule, the rescoring and (with ``workdir``) the
+        cache's path and hit counts.
 
     Raises:
         HarnessInputError: "vector system unavailable: ..." when the embedding stack cannot be imported or the
-            model cannot be loaded; a damaged embedding cache (see :func:`_cached_chunk_embeddings`).
+            model cannot be loaded; bad options; a damaged embedding cache (see :func:`_cached_chunk_embeddings`).
     """
     try:
-        from harness.retrieve.binary import pack_signs
-        from harness.retrieve.embed import DEFAULT_MODEL, load_embedder
+        from harness.retrieve.binary import binarisation_rule, centring_mean, pack_centered, pack_signs
+        from harness.retrieve.embed import load_embedder
+        from harness.retrieve.vector.rescore import FloatVectors
     except ImportError as exc:  # pragma: no cover - depends on the optional [vectors] extra
         raise HarnessInputError(f"vector system unavailable: {exc} (install the [vectors] extra)") from None
+    opts = _vector_options(inputs, overrides)
+    models_dir = None if inputs.workdir is None else Path(inputs.workdir) / "models"
     try:
-        emb = load_embedder(inputs.model or DEFAULT_MODEL)
+        emb = load_embedder(opts.model, models_dir=models_dir)
     except ImportError as exc:  # pragma: no cover - depends on the optional [vectors] extra
         raise HarnessInputError(f"vector system unavailable: {exc} (install the [vectors] extra)") from None
     except HarnessInputError as exc:
@@ -288,13 +362,33 @@ def vector_scorer(inputs: ScorerInputs) -> tuple[HammingScorer, dict]:
         passages = _embed_in_blocks(emb.embed_passages, inputs.chunk_texts, emb.dim, inputs.progress, f"{label} chunks")
     else:
         passages, cache_stats = _cached_chunk_embeddings(emb, inputs, label)
-    chunk_bits = pack_signs(passages)
     queries = _embed_in_blocks(emb.embed_queries, inputs.query_texts, emb.dim, inputs.progress, f"{label} queries")
-    query_bits = pack_signs(queries)
-    config = {"system": "vector", "embedder": emb.config(), "bits": "value > 0, LSB first", "score": "dim - hamming"}
+    if opts.binarize == "centered":
+        center = centring_mean(passages)
+        chunk_bits, query_bits = pack_centered(passages, center), pack_centered(queries, center)
+    else:
+        chunk_bits, query_bits = pack_signs(passages), pack_signs(queries)
+    config = {
+        "system": "vector",
+        "options": opts.model_dump(mode="json", exclude={"index_fraction", "until", "backend"}),
+        "embedder": emb.config(),
+        "bits": binarisation_rule(opts.binarize) + " (m over the study's chunks); LSB first",
+    }
+    if opts.rescore:
+        k = opts.rescore * KNOWN_ITEM_RESCORE_DEPTH + 1
+        scorer: HammingScorer | RescoredScorer = RescoredScorer(
+            query_bits, chunk_bits, emb.dim, queries, FloatVectors(passages), k
+        )
+        config["score"] = (
+            f"2 + cosine(float vectors) for every chunk at most as far as the {k}-th nearest by Hamming (ties "
+            "included); (dim - hamming) / (dim + 1) for the others"
+        )
+    else:
+        scorer = HammingScorer(query_bits, chunk_bits, emb.dim)
+        config["score"] = "dim - hamming"
     if cache_stats is not None:
         config["embedding_cache"] = cache_stats
-    return HammingScorer(query_bits, chunk_bits, emb.dim), config
+    return scorer, config
 
 
 SCORERS: dict[str, ScorerFactory] = {"bm25": bm25_scorer, "tfidf": tfidf_scorer, "vector": vector_scorer}
@@ -305,12 +399,20 @@ SYSTEMS = tuple(SCORERS)
 
 
 def get_scorer_factory(name: str) -> ScorerFactory:
-    """The factory of the system ``name`` in :data:`SCORERS`.
+    """The factory of the system ``name``: a name of :data:`SCORERS`, or ``vector`` with options in the system-name
+    grammar (:mod:`harness.retrieve.names`: ``vector:rescore=0``, ``vector[model=e5-small;binarize=sign]``), so one
+    study can compare vector variants.
 
     Raises:
-        HarnessInputError: unknown name (the message lists the known ones).
+        HarnessInputError: unknown name (the message lists the known ones), malformed options.
     """
-    try:
+    from harness.retrieve.names import parse_name
+
+    if name in SCORERS:
         return SCORERS[name]
-    except KeyError:
-        raise HarnessInputError(f"--systems: unknown system {name!r} (known: {', '.join(SCORERS)})") from None
+    parsed = parse_name(name, where="--systems") if name.strip() else None
+    if parsed is not None and parsed.head == "vector" and parsed.rest is None:
+        return functools.partial(vector_scorer, overrides=dict(parsed.options))
+    raise HarnessInputError(
+        f"--systems: unknown system {name!r} (known: {', '.join(SCORERS)}, vector:<option>=<value>)"
+    )

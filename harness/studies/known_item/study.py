@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from harness.studies.coverage import CoverageResult, design_diagnostics, run_cov
 from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
 from harness.studies.known_item.scorers import ScorerInputs, get_scorer_factory
 from harness.studies.known_item.search import KnownItemOutcomes, known_item_search
+
+if TYPE_CHECKING:
+    from harness.retrieve.vector import VectorOptions
 
 __all__ = [
     "PUBLISHED",
@@ -232,7 +236,7 @@ def run_known_item(
     chunker: str | None = None,
     workers: int = 2,
     batch_size: int = 32,
-    vector_model: str | None = None,
+    vector_model: str | VectorOptions | None = None,
     workdir: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = False,
@@ -251,8 +255,9 @@ def run_known_item(
             and ``min_tail_words`` are then unused (recorded as ``None``).
         workers: parallel search workers (forked processes; see :func:`known_item_search`).
         batch_size: queries per block.
-        vector_model: embedding model of the ``vector`` system (default ``wordllama-l2-supercat-256``; see
-            :func:`harness.retrieve.embed.load_embedder`).
+        vector_model: defaults of the ``vector`` systems: a model name (default ``use``; see
+            :func:`harness.retrieve.embed.load_embedder`) or a :class:`~harness.retrieve.vector.VectorOptions`
+            (model, binarisation, rescoring; :func:`~.scorers.vector_scorer`).
         workdir: work directory whose embedding cache the ``vector`` system reads and extends (``None``: embed in
             memory, nothing cached).
         overwrite: replace an existing ``out_dir``.
@@ -422,7 +427,7 @@ def run_chunk_size_sensitivity(
     query_words: int = 20,
     systems: Sequence[str] | str = ("bm25",),
     workers: int = 2,
-    vector_model: str | None = None,
+    vector_model: str | VectorOptions | None = None,
     workdir: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = False,
@@ -509,7 +514,7 @@ def run_study(
     b: int = 999,
     seed: int = 0,
     workers: int = 2,
-    vector_model: str | None = None,
+    vector_model: str | VectorOptions | None = None,
     workdir: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = False,

