@@ -24,6 +24,7 @@ from conftest import REAL_CORPUS, REAL_GOLDSET, REPO
 from harness.evaluation.pipeline import RunOptions, run
 from harness.evaluation.runs import load_run
 from harness.goldset.io import load_goldset
+from harness.retrieve.vector import VectorOptions
 
 pytestmark = [pytest.mark.realcorpus, pytest.mark.slow]
 WORKDIR = Path(os.environ.get("HARNESS_WORKDIR", REPO / ".harness"))
@@ -43,7 +44,9 @@ def real_run(tmp_path_factory) -> Path:
         workdir=WORKDIR,
         runs_dir=runs,
         run_id="interop",
-        options=RunOptions(bootstrap_reps=200),
+        # wordllama: the fast packaged model, whose whole-corpus embedding CI can afford (the default, USE, embeds
+        # the corpus in about 15 minutes on 2 cores); the exports' properties do not depend on the model
+        options=RunOptions(bootstrap_reps=200, system_defaults={"vector": VectorOptions(model="wordllama")}),
     )
 
 

@@ -193,11 +193,10 @@ def test_an_unhashed_record_loads_with_one_notice_and_is_gated_only_when_allowed
     check_hashed(tiny_run, allow_unhashed=False, field="--baseline")
 
 
-def test_the_committed_baseline_is_unhashed_and_reads_with_one_notice(capsys):
-    """The committed baseline predates hashing: it loads (every number as on disk, see test_records) with one
-    notice, until the lead regenerates it with hashes (then this test is to be turned round)."""
+def test_the_committed_baseline_is_hashed_and_reads_without_a_notice(capsys):
+    """The committed baseline (regenerated for gold set 1.1.0) lists the sha256 of every file: it loads verified,
+    with no notice, and the gate takes it without --allow-unhashed."""
     rec = load_run(BASELINE)
-    assert rec.manifest.content_sha256 is None
-    assert capsys.readouterr().err.count("no content_sha256") == 1
-    with pytest.raises(HarnessInputError, match="--baseline .*--allow-unhashed"):
-        check_hashed(BASELINE, allow_unhashed=False, field="--baseline")
+    assert rec.manifest.content_sha256 and "summary.json" in rec.manifest.content_sha256
+    assert "no content_sha256" not in capsys.readouterr().err
+    check_hashed(BASELINE, allow_unhashed=False, field="--baseline")
