@@ -33,6 +33,7 @@ from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS
 from harness.stats import cr2, default_method, holm, paired, randomization_test
 from harness.stats.methods import get as get_method
+from harness.stats.methods import paired_evidence_json
 
 DEFAULT_COMPARE_METRICS = METRIC_SETS["compare"]
 
@@ -114,6 +115,7 @@ class ComparisonReport:
                 "split": self.split,
                 "method": self.method,
                 "method_label": self.method_label,
+                "coverage_evidence": paired_evidence_json(self.method),
                 "level": self.level,
                 "clustering": self.clustering,
                 "comparisons": [asdict(c) for c in self.comparisons],

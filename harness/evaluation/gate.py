@@ -49,6 +49,7 @@ from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.metrics import MetricSpec
 from harness.stats import default_method, minimum_detectable_difference, paired
 from harness.stats.methods import get as get_method
+from harness.stats.methods import paired_evidence_json
 
 EXIT_CODES = {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 3}
 """Exit code of each decision (2 is unusable input)."""
@@ -337,8 +338,9 @@ class GateVerdict:
 
     def to_dict(self) -> dict:
         """The JSON form: every field (``None`` where a number does not exist, never NaN); every interval carries its
-        ``flags`` (:func:`harness.evaluation.bounds.interval_flags`)."""
-        return interval_flags(asdict(self))
+        ``flags`` (:func:`harness.evaluation.bounds.interval_flags`) and ``coverage_evidence`` says what the
+        coverage study measured for the paired intervals' method (``None`` when it did not)."""
+        return interval_flags({**asdict(self), "coverage_evidence": paired_evidence_json(self.method)})
 
 
 def _as_guards(guards: Mapping[str, float] | Sequence[Guard | str] | None) -> list[Guard]:

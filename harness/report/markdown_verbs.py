@@ -15,6 +15,7 @@ from harness.report.format import MISSING, Markup, diff_iv, fmt_iv, legend, md, 
 from harness.report.markdown import known_item_table, table
 from harness.report.regressions import regressions_markdown
 from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, run_slice, run_warnings, slice_intervals
+from harness.stats.methods import paired_evidence_note
 
 URL_SAFE = "/:?#@!$&'*+,;=%~-._"
 """Characters of a URL left as they are by :func:`report_link` (the rest is percent-encoded)."""
@@ -23,6 +24,11 @@ URL_SAFE = "/:?#@!$&'*+,;=%~-._"
 def _legend(ivs) -> list[str]:
     text = legend(ivs)
     return ["", f"_{md(text)}_"] if text else []
+
+
+def _evidence(method: str) -> list[str]:
+    note = paired_evidence_note(method)
+    return ["", f"_{md(note)}_"] if note else []
 
 
 def _warnings(ws) -> list[str]:
@@ -110,7 +116,7 @@ def _comparison(rep, _path) -> list[str]:
         "",
         table([*head, "W/T/L cl"], rows, ["l", "l", "l"] + ["r"] * 8),
     ]
-    out += _legend(c.interval for c in rep.comparisons)
+    out += _legend(c.interval for c in rep.comparisons) + _evidence(rep.method)
     first = rep.comparisons[0].metric if rep.comparisons else None
     for c in rep.comparisons:
         if c.metric != first:
@@ -164,7 +170,7 @@ def _gate(v, _path) -> list[str]:
     head = ["check", "diff", f"{100 * v.level:g} % interval", "-margin", "MDD (80 %)", "clusters needed",
             "clusters / questions", "verdict"]  # fmt: skip
     out = [gate_headline(v), "", table(head, rows, ["l", "r", "r", "r", "r", "r", "r", "l"])]
-    out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
+    out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None) + _evidence(v.method)
     out += ["", f"**Why:** {md(v.reason)}"]
     if len(v.checks) > 1:
         out += ["", "Reasons:", ""] + [f"- {md(c.name)}: {md(c.reason)}" for c in v.checks]

@@ -24,7 +24,7 @@ from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS
 from harness.report.format import MISSING, diff_iv, fmt_iv, legend, mean_iv, num, rich_text, spaced, wtl
 from harness.report.regressions import regressions_table
-from harness.stats.methods import evidence_notes
+from harness.stats.methods import evidence_notes, paired_evidence_note
 
 MAIN_METRICS = METRIC_SETS["terminal"]
 EVIDENCE_METRICS = METRIC_SETS["terminal_evidence"]
@@ -317,9 +317,9 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
         )
     if not fits(console, t):
         t = _narrow_comparison_table(rep, t.title)
-    marks = legend(c.interval for c in rep.comparisons)
-    if marks:
-        t.caption, t.caption_justify = Text(marks), "left"
+    lines = [x for x in (legend(c.interval for c in rep.comparisons), paired_evidence_note(rep.method)) if x]
+    if lines:
+        t.caption, t.caption_justify = Text("\n".join(lines)), "left"
     console.print(t)
     for note in rep.notes:
         console.print(Text(f"note: {note}"))
@@ -383,8 +383,9 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
         soft_wrap=True,
     )
     marks = legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
-    if marks:
-        console.print(Text(marks), soft_wrap=True)
+    for line in (marks, paired_evidence_note(v.method)):
+        if line:
+            console.print(Text(line), soft_wrap=True)
     for c in v.checks:
         if c.kind == "metric":
             _print_regressions(console, f"{c.metric}: {v.system_candidate} - {v.system_baseline}", c.regressions)

@@ -143,6 +143,8 @@ __all__ = [
     "coverage_evidence",
     "evidence_by_metric",
     "evidence_notes",
+    "paired_evidence_json",
+    "paired_evidence_note",
     "metric_outcome_class",
     "default_method",
     "display_order",
@@ -294,6 +296,24 @@ def evidence_notes(method: str, metrics: Mapping[str, Iterable[str]], *, path: s
         if ev is not None:
             out.append(f"{label} intervals of {', '.join(ids)} ({cls}): {ev.text}")
     return out
+
+
+def paired_evidence_note(method: str, *, path: str | Path | None = None) -> str | None:
+    """The note ``compare`` and ``gate`` print beside ``method``'s paired intervals: what the coverage study measured
+    for paired differences (``CR2 (Satterthwaite t) paired intervals: measured coverage 86-93 % at K = 10-80 on
+    ...``), or ``None`` when the study did not measure it (or there is no evidence file)."""
+    ev = coverage_evidence(method, "paired", path=path)
+    if ev is None:
+        return None
+    label = INTERVALS[method].label if method in INTERVALS else method
+    return f"{label} paired intervals: {ev.text}"
+
+
+def paired_evidence_json(method: str, *, path: str | Path | None = None) -> dict | None:
+    """The JSON form of what the coverage study measured for ``method``'s paired intervals (the fields of
+    :class:`CoverageEvidence` and its ``text``), or ``None`` when it did not."""
+    ev = coverage_evidence(method, "paired", path=path)
+    return None if ev is None else {**ev.model_dump(mode="json"), "text": ev.text}
 
 
 def kernel_bounds(
