@@ -7,6 +7,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ from harness.retrieve.embed import (
     load_embedder,
 )
 from harness.retrieve.embed.base import files_sha256
-from harness.retrieve.embed.workers import SHARD_TEXTS, ShardedEmbedder, passage_embedder
+from harness.retrieve.embed.workers import PARENT_POLL_S, SHARD_TEXTS, ShardedEmbedder, passage_embedder
 from harness.retrieve.vector import VectorOptions
 
 TEXTS = [
@@ -290,3 +291,40 @@ def test_a_worker_with_other_weights_is_refused(use):
 
     with passage_embedder(Lying(), 1000, workers=2) as pool, pytest.raises(HarnessInputError, match="worker"):
         pool.embed_passages(TEXTS * 20)
+
+
+_KILLED_PARENT = """
+import sys, time
+from harness.retrieve.embed import load_embedder
+from harness.retrieve.embed.workers import ShardedEmbedder
+pool = ShardedEmbedder(load_embedder("wordllama"), 2)
+pool.embed_passages([f"texto {i}" for i in range(200)])
+print(" ".join(map(str, sorted(pool.worker_pids))), flush=True)
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie (exited, not yet reaped by init) is gone too
+        return f.read().split(") ")[-1].split()[0] != "Z"
+
+
+@pytest.mark.slow  # three processes load a model: about 25 s
+def test_workers_exit_when_the_build_is_killed():
+    """A SIGKILLed build (no pool shutdown runs) leaves no embedding worker behind: each exits within a few polls of
+    its parent's death (before the fix they blocked on their task queue forever)."""
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert pids and all(_alive(p) for p in pids)  # the workers that embedded a shard
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 20 * PARENT_POLL_S + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(p) for p in pids), pids

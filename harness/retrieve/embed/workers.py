@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
@@ -42,9 +44,25 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _init_worker(args: LoadArgs, weights_sha256: str) -> None:
+PARENT_POLL_S = 0.5
+"""How often a worker checks that the process that started it is alive (seconds)."""
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Exit this worker as soon as its parent is gone: a killed build (SIGKILL, OOM) leaves no orphan workers
+    blocked on their task queue (the pool's own shutdown never runs then). Runs in a daemon thread."""
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+
+def _init_worker(args: LoadArgs, weights_sha256: str, parent_pid: int | None = None) -> None:
     global _WORKER
     from harness.retrieve.embed.registry import load_from_args
+
+    if parent_pid is not None:
+        threading.Thread(target=_exit_with_parent, args=(parent_pid,), daemon=True).start()
 
     emb = load_from_args(args)
     if emb.weights_sha256 != weights_sha256:
@@ -85,7 +103,7 @@ class ShardedEmbedder:
             max_workers=self.workers,
             mp_context=mp.get_context("spawn"),
             initializer=_init_worker,
-            initargs=(replace(args, threads=1), embedder.weights_sha256),
+            initargs=(replace(args, threads=1), embedder.weights_sha256, os.getpid()),
         )
 
     def embed_passages(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
