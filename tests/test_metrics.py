@@ -470,8 +470,7 @@ def test_summary_ids_come_from_the_registry_and_equal_the_baseline_record():
     ]
     manifest = json.loads((BASELINE / "manifest.json").read_text())
     summary = json.loads((BASELINE / "summary.json").read_text())
-    # the baseline predates the budget family (issue 20): its ids are ours less the four budget ids, in order
-    assert summary_metric_ids(manifest["ks"]) == [*summary["metric_ids"], *METRIC_SETS["budget"]]
+    assert summary_metric_ids(manifest["ks"]) == summary["metric_ids"]  # the same ids, in order
     assert summary_metric_ids((5, 3)) == [
         "mrr",
         "recall@5",

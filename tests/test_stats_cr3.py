@@ -105,7 +105,9 @@ def test_closed_form_equals_dense_matrices_and_the_jackknife(sizes, rnd, weighte
     assert iv.df == pytest.approx(df, rel=1e-9)
     loo = [np.average(y[cl != g], weights=w[cl != g]) for g in range(len(sizes))]  # leave one cluster out
     assert iv.se == pytest.approx(np.sqrt(np.sum((np.array(loo) - est) ** 2)), rel=1e-9, abs=1e-12)
-    assert iv.se >= cr2(y, cl, weights=w if weighted else None).se * (1 - 1e-12)  # CR3 dominates CR2
+    if not weighted:  # (1 - h_g)^-1 >= (1 - h_g)^-1/2 per cluster; with weights it need not hold (hypothesis found
+        # sizes [3, 3], y (3.5, 0, 0 | 0, 0, 1), w (0.5, 1, 1 | 1, 1, 3): CR3 se 0.0745 < CR2 se 0.0933)
+        assert iv.se >= cr2(y, cl).se * (1 - 1e-12)  # CR3 dominates CR2
 
 
 def test_cr3_fpc_constant_and_errors():
