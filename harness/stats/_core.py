@@ -77,6 +77,17 @@ def fpc_factor(fpc: float | None, units: int, func: str, what: str = "clusters")
     return 1.0 - units / fpc
 
 
+def clip_unit(lower: float, upper: float, clip: bool, extras: dict) -> tuple[float, float]:
+    """``(lower, upper)`` clipped to [0, 1] when ``clip`` (the caller's ``clip`` and "every value lies in [0, 1]"),
+    with ``extras["clipped"] = True`` when a bound reached past it; an infinite bound becomes 0 or 1 (the data cannot
+    exclude that end). Otherwise unchanged."""
+    if not clip:
+        return lower, upper
+    if lower < 0.0 or upper > 1.0:
+        extras["clipped"] = True
+    return max(lower, 0.0), min(upper, 1.0)
+
+
 def t_quantile(p: float, df: float | None) -> float:
     """``p``-quantile of Student t with ``df`` (normal when df is None or infinite)."""
     if df is None or not np.isfinite(df):

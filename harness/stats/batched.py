@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as _st
 
+from harness.stats._core import clip_unit
+
 Bounds = tuple[np.ndarray, np.ndarray]
 
 
@@ -377,6 +379,18 @@ def cr2_logit_kernel(batch: ClusterBatch, level: float, factors: Sequence, draws
     (p (1 - p)))``; ``[p, p]`` where the SE is 0 or ``p`` is 0 or 1."""
     _, se, df = batch.cr2()
     return logit_bounds(batch.p, se, t_crit(level, df), factors)
+
+
+def scalar_t_bounds(
+    est: float, se: float, crit: float, transform: str, clip: bool, extras: dict
+) -> tuple[float, float]:
+    """One interval ``est -/+ crit * se`` on the plain scale (clipped to [0, 1] when ``clip``:
+    :func:`harness.stats._core.clip_unit`) or on the logit scale (:func:`logit_bounds`, never outside (0, 1)), as the
+    scalar face of a method whose batched kernel uses the same bounds (Hansen–Hurwitz, Wu)."""
+    if transform == "logit":
+        lo, hi = logit_bounds(np.array([est]), np.array([se]), crit, (1.0,))[0]
+        return float(lo[0]), float(hi[0])
+    return clip_unit(est - crit * se, est + crit * se, clip, extras)
 
 
 def logit_bounds(p: np.ndarray, se: np.ndarray, crit, factors: Sequence) -> list[Bounds]:

@@ -35,6 +35,7 @@ import numpy as np
 from harness.stats._core import (
     ClusterSums,
     check_level,
+    clip_unit,
     cluster_sums,
     fail,
     fpc_factor,
@@ -215,10 +216,7 @@ def bootstrap_intervals(
             warns.append(f"{n_zero} replicates had a zero SE (t* set to 0 or +-inf)")
         if not (np.isfinite(lower) and np.isfinite(upper)):
             warns.append("bootstrap-t bound is infinite (too few clusters)")
-        if clip and unit:  # an infinite bound becomes 0 or 1: the data cannot exclude that end
-            if lower < 0.0 or upper > 1.0:
-                extras["clipped"] = True
-            lower, upper = max(lower, 0.0), min(upper, 1.0)
+        lower, upper = clip_unit(lower, upper, clip and unit, extras)
         label = "cluster bootstrap-t (CR2-studentised)"
         out["bootstrap_t"] = _finish("bootstrap_t", est, se, None, lower, upper, level, cs, label, extras, warns)
     return out

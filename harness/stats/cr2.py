@@ -38,6 +38,7 @@ import numpy as np
 from harness.stats._core import (
     ClusterSums,
     check_level,
+    clip_unit,
     cluster_sums,
     fail,
     fpc_factor,
@@ -214,10 +215,7 @@ def cr2(y, clusters, *, weights=None, level=0.95, fpc=None, transform=None, clip
             extras["se_logit"] = float(se_logit)
     else:
         lower, upper = est - crit * se, est + crit * se
-        if clip and unit:
-            if lower < 0.0 or upper > 1.0:
-                extras["clipped"] = True
-            lower, upper = max(lower, 0.0), min(upper, 1.0)
+        lower, upper = clip_unit(lower, upper, clip and unit, extras)
     if warnings:
         extras["warnings"] = warnings
     return Interval(

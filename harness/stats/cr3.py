@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.stats._core import check_level, cluster_sums, fpc_factor, prepare, t_quantile
+from harness.stats._core import check_level, clip_unit, cluster_sums, fpc_factor, prepare, t_quantile
 from harness.stats.batched import ClusterBatch, Resamples, root_factor, t_crit
 from harness.stats.interval import Interval
 
@@ -118,10 +118,7 @@ def cr3(y, clusters, *, weights=None, level=0.95, fpc=None, clip=True) -> Interv
     extras["weighted"] = cs.weighted
     if fpc is not None:
         extras.update({"fpc": float(fpc), "fpc_factor": f})
-    if clip and y.min() >= 0.0 and y.max() <= 1.0:
-        if lower < 0.0 or upper > 1.0:
-            extras["clipped"] = True
-        lower, upper = max(lower, 0.0), min(upper, 1.0)
+    lower, upper = clip_unit(lower, upper, clip and y.min() >= 0.0 and y.max() <= 1.0, extras)
     if df < LOW_DF:
         extras["warnings"] = [f"Satterthwaite df = {df:.3g} < 4: too few effective clusters for a reliable interval"]
     return Interval(

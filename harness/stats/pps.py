@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from harness.stats._core import as_vector, check_level, encode_clusters, fail, t_quantile
-from harness.stats.batched import ClusterBatch, Resamples, logit_bounds, symmetric_bounds, t_crit
+from harness.stats.batched import ClusterBatch, Resamples, logit_bounds, scalar_t_bounds, symmetric_bounds, t_crit
 from harness.stats.interval import Interval
 
 
@@ -77,14 +77,7 @@ def hansen_hurwitz(y, clusters, *, level=0.95, transform=None, clip=True) -> Int
     name = "hansen_hurwitz"
     if transform == "logit":
         name += "_logit"
-        lo, hi = logit_bounds(np.array([est]), np.array([se]), crit, (1.0,))[0]
-        lower, upper = float(lo[0]), float(hi[0])
-    else:
-        lower, upper = est - crit * se, est + crit * se
-        if clip and unit:
-            if lower < 0.0 or upper > 1.0:
-                extras["clipped"] = True
-            lower, upper = max(lower, 0.0), min(upper, 1.0)
+    lower, upper = scalar_t_bounds(est, se, crit, transform, clip and unit, extras)
     if df < 4:
         extras["warnings"] = [f"df = {df:g} < 4: too few draws for a reliable interval"]
     return Interval(

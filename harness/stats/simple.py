@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.stats._core import as_vector, check_level, encode_clusters, fail, fpc_factor, t_quantile
+from harness.stats._core import as_vector, check_level, clip_unit, encode_clusters, fail, fpc_factor, t_quantile
 from harness.stats.design import design_effect
 from harness.stats.interval import Interval
 
@@ -12,11 +12,7 @@ IID_LABEL = "iid (for contrast only; ignores clustering)"
 
 
 def _clip_unit(y: np.ndarray, lower: float, upper: float, clip: bool, extras: dict) -> tuple[float, float]:
-    if clip and y.min() >= 0.0 and y.max() <= 1.0:
-        if lower < 0.0 or upper > 1.0:
-            extras["clipped"] = True
-        return max(lower, 0.0), min(upper, 1.0)
-    return lower, upper
+    return clip_unit(lower, upper, clip and y.min() >= 0.0 and y.max() <= 1.0, extras)
 
 
 def cluster_t(y, clusters, *, level=0.95, fpc=None, clip=True) -> Interval:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.stats._core import check_level, cluster_sums, fail, prepare
+from harness.stats._core import check_level, clip_unit, cluster_sums, fail, prepare
 from harness.stats.batched import ClusterBatch, Resamples
 from harness.stats.interval import Interval
 
@@ -222,10 +222,7 @@ def wild_cluster_bootstrap(y, clusters, *, level=0.95, B=9999, seed=0, wild="aut
     if not (math.isfinite(lower) and math.isfinite(upper)):
         warnings.append("wild bootstrap bound is infinite (the test rejects nowhere on that side)")
     yv = np.asarray(y, dtype=np.float64)
-    if clip and yv.min() >= 0.0 and yv.max() <= 1.0:
-        if lower < 0.0 or upper > 1.0:
-            extras["clipped"] = True
-        lower, upper = max(lower, 0.0), min(upper, 1.0)
+    lower, upper = clip_unit(lower, upper, clip and yv.min() >= 0.0 and yv.max() <= 1.0, extras)
     if warnings:
         extras["warnings"] = warnings
     return Interval(

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from harness.stats._core import check_level, fail, fpc_factor, t_quantile
-from harness.stats.batched import ClusterBatch, Resamples, logit_bounds, symmetric_bounds, t_crit
+from harness.stats.batched import ClusterBatch, Resamples, logit_bounds, scalar_t_bounds, symmetric_bounds, t_crit
 from harness.stats.cr2 import cr2
 from harness.stats.interval import Interval
 
@@ -95,14 +95,7 @@ def wu_ratio(
     name = f"wu_v{float(g):g}"
     if transform == "logit":
         name += "_logit"
-        lo, hi = logit_bounds(np.array([est]), np.array([se]), crit, (1.0,))[0]
-        lower, upper = float(lo[0]), float(hi[0])
-    else:
-        lower, upper = est - crit * se, est + crit * se
-        if clip and unit:
-            if lower < 0.0 or upper > 1.0:
-                extras["clipped"] = True
-            lower, upper = max(lower, 0.0), min(upper, 1.0)
+    lower, upper = scalar_t_bounds(est, se, crit, transform, clip and unit, extras)
     if base.warnings:
         extras["warnings"] = base.warnings
     return Interval(
