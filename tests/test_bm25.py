@@ -178,6 +178,7 @@ def test_system_integer_build_equals_token_list_build(
     documents straddle blocks) equals bm25s's token-list build bit for bit."""
     import harness.retrieve.bm25.index as bm25_mod
     import harness.retrieve.bm25.system as system_mod
+    import harness.retrieve.counts as counts_mod
 
     monkeypatch.setattr(system_mod, "ANALYSIS_BATCH", batch)
     monkeypatch.setattr(bm25_mod, "DOC_BLOCK", block)
@@ -196,7 +197,7 @@ def test_system_integer_build_equals_token_list_build(
             o = np.argsort(keys, kind="stable")
             return keys[o], out_c[o]
 
-        monkeypatch.setattr(system_mod, "_document_sums", shuffled)
+        monkeypatch.setattr(counts_mod, "_document_sums", shuffled)
     db, _m, _c = ingest(tiny_corpus, tmp_path / "wd")
     with Corpus(db) as corpus:
         s = BM25System(corpus, tmp_path / "wd")  # built from (item, term, count) arrays

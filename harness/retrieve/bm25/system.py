@@ -11,11 +11,10 @@ import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import bm25s
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from harness.corpus.store import Corpus
@@ -24,7 +23,8 @@ from harness.progress import progress_bar, stage
 from harness.ranking import Ranking
 from harness.retrieve.analyzer import SpanishAnalyzer
 from harness.retrieve.base import QueryResult, SystemContext
-from harness.retrieve.bm25.index import BM25_PARAMS, BM25Index, _document_sums, count_terms
+from harness.retrieve.bm25.index import BM25_PARAMS, BM25Index
+from harness.retrieve.counts import chunk_term_counts, counted_batches, document_term_counts
 
 ANALYSIS_BATCH = 4096  # chunks analysed at a time by the integer build (bounds the live Python token lists)
 
@@ -64,14 +64,6 @@ def combine_levels(docs: Sequence[tuple[Ranking, dict]], chunks: Sequence[tuple[
             flags["chunk_tie_at_boundary"] = True
         out.append(QueryResult(docs=d, chunks=c, flags=flags))
     return out
-
-
-def _counted(batches: Iterable[Sequence[str]], advance) -> Iterable[Sequence[str]]:
-    """``batches`` unchanged, calling ``advance(len(batch))`` after each (a progress display; ``None``: none)."""
-    for batch in batches:
-        yield batch
-        if advance is not None:
-            advance(len(batch))
 
 
 def _index_key(corpus: Corpus, analyzer: SpanishAnalyzer, level: str) -> str:
@@ -123,7 +115,8 @@ class BM25System:
             t0 = time.perf_counter()
             chunk_ids, chunk_docs = corpus.chunk_keys()
             with progress_bar("BM25: tokenise chunks", len(chunk_ids), enabled=progress) as advance:
-                chunk = self._chunk_counts(_counted(corpus.iter_chunk_texts(ANALYSIS_BATCH), advance))
+                batches = counted_batches(corpus.iter_chunk_texts(ANALYSIS_BATCH), advance)
+                chunk = chunk_term_counts(self.analyzer, batches)
             t_tok = time.perf_counter() - t0
             if "chunk" in missing:
                 t1 = time.perf_counter()
@@ -135,7 +128,7 @@ class BM25System:
             if "document" in missing:
                 t1 = time.perf_counter()
                 with stage("BM25: build the document index", enabled=progress):
-                    doc_ids, *doc = self._document_counts(chunk_docs, *chunk)
+                    doc_ids, *doc = document_term_counts(corpus, self.analyzer, chunk_docs, *chunk)
                     built["document"] = BM25Index.build_from_counts(doc_ids, *doc, self.analyzer)
                     built["document"].save(self.folders["document"])
                 self.build_seconds["document"] = round(t_tok + time.perf_counter() - t1, 3)
@@ -146,64 +139,6 @@ class BM25System:
             self.build_seconds.setdefault(lv, 0.0)
             with contextlib.suppress(OSError):
                 self.index_bytes[lv] = sum(p.stat().st_size for p in f.iterdir() if p.is_file())
-
-    def _chunk_counts(self, batches: Iterable[Sequence[str]]):
-        """Chunk texts, given as consecutive batches (e.g. :meth:`Corpus.iter_chunk_texts`), analysed one batch at a
-        time straight into (item, term, count, length) arrays: no more than one batch of texts or token lists is
-        alive."""
-        vocab: dict[str, int] = {}
-        parts = []
-        offset = 0
-        for texts in batches:
-            parts.append(count_terms(self.analyzer.tokenize_many(texts), vocab, offset))
-            offset += len(texts)
-        if not parts:
-            parts.append(count_terms([], vocab))
-        cols = [list(a) for a in zip(*parts, strict=True)]
-        del parts
-        out = []
-        for c in cols:  # one column at a time: at most one column is held twice
-            out.append(np.concatenate(c))
-            c.clear()
-        item, term, count, length = out
-        return item, term, count, length, vocab
-
-    def _document_counts(self, chunk_docs, item, term, count, length, vocab):
-        """Document-index rows from the chunk rows: title, then each new heading, then the chunk tokens.
-
-        Same terms and counts as :meth:`_document_tokens` (the token-list form, kept as the reference); the
-        vocabulary is the chunk vocabulary extended by title and heading terms.
-        """
-        docs = self.corpus.documents()
-        doc_ids = list(docs)
-        pos = {d: i for i, d in enumerate(doc_ids)}
-        vocab = dict(vocab)
-        ex_item: list[int] = []
-        ex_term: list[int] = []
-
-        def extra(i: int, text: str) -> None:
-            toks = self.analyzer.tokenize(text)
-            ex_item.extend([i] * len(toks))
-            ex_term.extend(vocab.setdefault(t, len(vocab)) for t in toks)
-
-        for d in doc_ids:
-            extra(pos[d], docs[d].title or "")
-        heading_rows = self.corpus.conn.execute("SELECT heading_path FROM chunks ORDER BY rowid").fetchall()
-        last: dict[str, str] = {}
-        for doc, (hp,) in zip(chunk_docs, heading_rows, strict=True):
-            if last.get(doc) != hp:
-                path = json.loads(hp)
-                if path:
-                    extra(pos[doc], path[-1])
-                last[doc] = hp
-        chunk_doc = np.fromiter((pos[d] for d in chunk_docs), dtype=np.int64, count=len(chunk_docs))
-        e_item = np.asarray(ex_item, dtype=np.int64)
-        e_term = np.asarray(ex_term, dtype=np.int64)
-        v = max(len(vocab), 1)
-        ukeys, d_count = _document_sums(chunk_doc, item, term, count, e_item, e_term, v, len(doc_ids))
-        d_len = np.bincount(chunk_doc, weights=length, minlength=len(doc_ids)).astype(np.int64)
-        d_len += np.bincount(e_item, minlength=len(doc_ids))
-        return doc_ids, (ukeys // v).astype(np.int32), (ukeys % v).astype(np.int32), d_count, d_len, vocab
 
     def _document_tokens(self, chunk_docs: list[str], chunk_tokens: list[list[str]]) -> tuple[list[str], list]:
         """Whole-document token lists: title, then each new heading, then the chunk tokens, in order."""
