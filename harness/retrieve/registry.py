@@ -7,6 +7,7 @@ kind             names                                       options (typed, pyd
 ===============  ==========================================  =====================================================
 ``bm25``         ``bm25``                                    :class:`~harness.retrieve.bm25.BM25Options`
 ``vector``       ``vector``, ``vector:binarize=centered``    :class:`~harness.retrieve.vector.VectorOptions`
+``tfidf``        ``tfidf``                                   :class:`~harness.retrieve.tfidf.TfidfOptions`
 fusion           ``rrf``, ``rrf:k=10:bm25+mine``, ``w0.6``,  the method's options
                  ...                                         (:data:`harness.retrieve.fusion.FUSIONS`)
 ``two-stage``    ``two-stage:rrf``,                          :class:`~harness.retrieve.two_stage.TwoStageOptions`
@@ -57,6 +58,7 @@ from harness.retrieve.fusion import FUSIONS, FusionSpec, fusion_method
 from harness.retrieve.names import ALIAS_RE, parse_name, split_systems
 from harness.retrieve.plugin import Plugin, check_results, is_plugin_spec, load_plugin
 from harness.retrieve.rerank import load_reranker
+from harness.retrieve.tfidf import TfidfOptions, open_tfidf_system
 from harness.retrieve.two_stage import TwoStage, TwoStageOptions
 from harness.retrieve.vector.system import VectorIndex, VectorOptions, open_vector_system
 
@@ -85,6 +87,7 @@ KINDS: dict[str, SystemKind] = {
     for k in (
         SystemKind("bm25", BM25Options, open_bm25_system, "BM25 (bm25s, Lucene), document and chunk indexes"),
         SystemKind("vector", VectorOptions, open_vector_system, "binary vectors in sqlite-vec, Hamming distance"),
+        SystemKind("tfidf", TfidfOptions, open_tfidf_system, "TF-IDF cosine (scikit-learn weights), in memory"),
     )
 }
 """The base kinds: ``{head: SystemKind}``. Fusions are :data:`harness.retrieve.fusion.FUSIONS`; ``two-stage`` and
