@@ -69,6 +69,7 @@ CASES = [
     ("known-item", "--K", "1", "1 must be an integer >= 2"),
     ("known-item", "--K", "x", "'x' is not a comma-separated list of integers"),
     ("known-item", "--workers", "0", "0 must be an integer >= 1"),
+    ("known-item", "--chunk-depth", "0", "0 must be an integer >= 1"),
     ("coverage", "--reps", "5", "5 must be an integer >= 10"),
     ("coverage", "--K", "5,0", "0 (in '5,0') must be an integer >= 2"),
     ("coverage", "--types", "-1", "-1 must be an integer >= 0"),

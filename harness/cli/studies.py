@@ -28,8 +28,11 @@ def known_item(
     ),
     systems: str = typer.Option(
         "bm25",
-        help="Comma-separated: bm25, tfidf, vector, vector:<option>=<value> (e.g. vector:rescore=0, "
-        "vector:model=e5-small); the first is system A.",
+        help="Comma-separated system names, as in `harness run`: bm25, tfidf, vector, vector:rescore=0, rrf, "
+        "w0.75, rrf:bm25+tfidf, mine=py:MODULE:ATTR (then rrf:bm25+mine); the first is system A.",
+    ),
+    chunk_depth: int = typer.Option(
+        200, help="Chunks ranked per query by fusions and py: retrievers (the per-query path).", callback=at_least(1)
     ),
     coverage: bool = typer.Option(False, "--coverage", help="Also run the coverage study on the outcomes."),
     reps: int = typer.Option(5000, help="Coverage: samples per design (>= 10).", callback=at_least(10)),
@@ -69,6 +72,7 @@ def known_item(
         workdir=workdir,
         overwrite=overwrite,
         progress=True,
+        chunk_depth=chunk_depth,
     )
     try:
         sizes = _csv_ints(chunk_words, "--chunk-words")

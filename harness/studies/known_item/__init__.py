@@ -25,6 +25,10 @@ Definition (exact)
 
 Systems
 -------
+Any name of the system registry (:mod:`harness.retrieve.registry`), parsed as ``harness run`` parses it: the base
+kinds below through a batched face, fusions (``rrf``, ``w0.75``, ``rrf:bm25+tfidf``) and ``py:MODULE:ATTR``
+retrievers through the per-query face (:mod:`.systems`); ``two-stage`` is refused. The base kinds:
+
 * ``bm25``: bm25s ``lucene`` (k1 1.5, b 0.75) over the ``es-snowball-fold-v1`` analyzer
   (:mod:`harness.retrieve.bm25`); query terms are counted with multiplicity as bm25s does.
 * ``tfidf``: scikit-learn ``TfidfVectorizer`` (l2 norm, smooth idf, raw tf) with the same analyzer's tokens
@@ -34,7 +38,7 @@ Systems
   (``vector:rescore=M``); see :func:`.scorers.vector_scorer`. Raises "vector system unavailable" when the
   embedding stack is missing.
 
-All systems are scored the same way: for a block of queries, each query's term weights times the index's posting
+The base kinds are scored the same way: for a block of queries, each query's term weights times the index's posting
 lists are accumulated into a dense float32 block of scores (``Q @ W.T`` for the block), term by term in the query
 row's order, so two chunks with identical term weights get bit-identical scores and ties are detected exactly; the
 outcomes are then a few vectorised passes over the block. Blocks run on ``workers`` forked processes.
@@ -43,21 +47,14 @@ Files written (atomically, into ``out_dir``): ``outcomes.jsonl.gz`` (one record 
 ``per_document.jsonl`` (per system and document: ``n``, ``s``, ``rate``), ``summary.json``.
 
 Modules (one job each): :mod:`.corpus` (rules 1-3: chunks and queries), :mod:`.scorers` (the systems: scorer
-factories in :data:`~.scorers.SCORERS`), :mod:`.search` (rules 4-5: the block kernel and the fork pool),
+factories), :mod:`.systems` (registry names -> faces: batched or per-query), :mod:`.search` (rules 4-5: the block
+kernel and the fork pool),
 :mod:`.study` (runs, summaries, paired comparison, output files). Terminal rendering is
 :mod:`harness.report.studies`.
 """
 
 from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
-from harness.studies.known_item.scorers import (
-    SCORERS,
-    SYSTEMS,
-    HammingScorer,
-    ScorerFactory,
-    ScorerInputs,
-    SparseScorer,
-    get_scorer_factory,
-)
+from harness.studies.known_item.scorers import HammingScorer, ScorerFactory, ScorerInputs, SparseScorer
 from harness.studies.known_item.search import KnownItemOutcomes, Scorer, known_item_search
 from harness.studies.known_item.study import (
     PUBLISHED,
@@ -70,11 +67,14 @@ from harness.studies.known_item.study import (
     run_known_item,
     run_study,
 )
+from harness.studies.known_item.systems import FACES, RankingScorer, StudySystems, plan_study_systems
 
 __all__ = [
     "PUBLISHED",
-    "SCORERS",
-    "SYSTEMS",
+    "RankingScorer",
+    "StudySystems",
+    "plan_study_systems",
+    "FACES",
     "ChunkedCorpus",
     "HammingScorer",
     "KnownItemOutcomes",
@@ -86,7 +86,6 @@ __all__ = [
     "SparseScorer",
     "StudyResult",
     "chunk_corpus",
-    "get_scorer_factory",
     "known_item_search",
     "paired_comparison",
     "read_outcomes",

@@ -3,9 +3,9 @@
 A *scorer factory* takes a :class:`ScorerInputs` (the chunk and query texts, their analysed tokens, the chunker id,
 the embedding model, the work directory) and returns ``(scorer, config)``: a :class:`~.search.Scorer` for
 :func:`~.search.known_item_search` and a JSON-serialisable dict identifying the system (it goes to
-``summary.json``). :data:`SCORERS` maps each system name to its factory. Every factory is a plain module-level
-function, so a system registry can point at one by dotted path (``harness.studies.known_item.scorers:bm25_scorer``)
-and a new system is one function plus one line in :data:`SCORERS`.
+``summary.json``). Every factory is a plain module-level function; :data:`harness.studies.known_item.systems.FACES`
+maps each base kind of the system registry (:data:`harness.retrieve.registry.KINDS`) to its factory, so a new kind
+of system is one registry entry plus one factory here.
 
 All scores are non-negative and only positive ones count as retrieved. :class:`SparseScorer` accumulates term
 weights in a fixed order, so ties between chunks with identical term weights are bit-exact; :class:`HammingScorer`
@@ -14,7 +14,6 @@ scores are integers (agreeing bits) stored exactly in float32.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +29,6 @@ from harness.studies.known_item.search import Scorer
 
 __all__ = [
     "EMBED_BLOCK",
-    "SCORERS",
-    "SYSTEMS",
     "HammingScorer",
     "KNOWN_ITEM_RESCORE_DEPTH",
     "RescoredScorer",
@@ -39,7 +36,6 @@ __all__ = [
     "ScorerInputs",
     "SparseScorer",
     "bm25_scorer",
-    "get_scorer_factory",
     "tfidf_scorer",
     "vector_scorer",
 ]
@@ -389,30 +385,3 @@ def vector_scorer(inputs: ScorerInputs, overrides: dict | None = None) -> tuple[
     if cache_stats is not None:
         config["embedding_cache"] = cache_stats
     return scorer, config
-
-
-SCORERS: dict[str, ScorerFactory] = {"bm25": bm25_scorer, "tfidf": tfidf_scorer, "vector": vector_scorer}
-"""The known-item systems by name."""
-
-SYSTEMS = tuple(SCORERS)
-"""The known-item system names."""
-
-
-def get_scorer_factory(name: str) -> ScorerFactory:
-    """The factory of the system ``name``: a name of :data:`SCORERS`, or ``vector`` with options in the system-name
-    grammar (:mod:`harness.retrieve.names`: ``vector:rescore=0``, ``vector[model=e5-small;binarize=sign]``), so one
-    study can compare vector variants.
-
-    Raises:
-        HarnessInputError: unknown name (the message lists the known ones), malformed options.
-    """
-    from harness.retrieve.names import parse_name
-
-    if name in SCORERS:
-        return SCORERS[name]
-    parsed = parse_name(name, where="--systems") if name.strip() else None
-    if parsed is not None and parsed.head == "vector" and parsed.rest is None:
-        return functools.partial(vector_scorer, overrides=dict(parsed.options))
-    raise HarnessInputError(
-        f"--systems: unknown system {name!r} (known: {', '.join(SCORERS)}, vector:<option>=<value>)"
-    )

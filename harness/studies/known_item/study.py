@@ -8,6 +8,7 @@ Files written (atomically, into ``out_dir``): ``outcomes.jsonl.gz`` (one record 
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import json
@@ -26,8 +27,9 @@ from harness.progress import progress_bar, stage
 from harness.ranking import id_rank as rank_ids
 from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
 from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
-from harness.studies.known_item.scorers import ScorerInputs, get_scorer_factory
+from harness.studies.known_item.scorers import ScorerInputs
 from harness.studies.known_item.search import KnownItemOutcomes, known_item_search
+from harness.studies.known_item.systems import DEFAULT_DEPTH, StudySystems, plan_study_systems
 
 if TYPE_CHECKING:
     from harness.retrieve.vector import VectorOptions
@@ -208,16 +210,17 @@ def _outcome_lines(cc: ChunkedCorpus, o: KnownItemOutcomes) -> list[str]:
 
 
 def _run_system(
-    name: str, cc: ChunkedCorpus, inputs: ScorerInputs, id_rank: np.ndarray, *, workers: int, batch_size: int
+    name: str, cc: ChunkedCorpus, systems: StudySystems, id_rank: np.ndarray, *, workers: int, batch_size: int
 ) -> KnownItemOutcomes:
-    """Build system ``name`` (:data:`~.scorers.SCORERS`) and search every query of ``cc`` with it."""
-    t0 = time.perf_counter()
-    with stage(f"known-item {name}: index build", enabled=inputs.progress):
-        scorer, config = get_scorer_factory(name)(inputs)
-    build = time.perf_counter() - t0
+    """Build system ``name`` (its face, :mod:`.systems`) and search every query of ``cc`` with it."""
+    progress = systems.inputs.progress
+    with stage(f"known-item {name}: index build", enabled=progress):
+        scorer, config, build = systems.build(name)
     empty = scorer.empty_queries()
+    if not getattr(scorer, "fork_safe", True):
+        workers = 1
     t1 = time.perf_counter()
-    with progress_bar(f"known-item {name}", scorer.n_queries, enabled=inputs.progress) as cb:
+    with progress_bar(f"known-item {name}", scorer.n_queries, enabled=progress) as cb:
         hit, rank, tie, tie_dec, top = known_item_search(
             scorer, cc.query_chunks, cc.chunk_doc, id_rank, batch_size=batch_size, workers=workers, progress=cb
         )
@@ -240,6 +243,7 @@ def run_known_item(
     workdir: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = False,
+    chunk_depth: int = DEFAULT_DEPTH,
 ) -> KnownItemResult:
     """Run the known-item study on a corpus folder and write its files (``harness known-item``).
 
@@ -248,8 +252,10 @@ def run_known_item(
         out_dir: output folder (written atomically as a whole); ``None`` writes nothing.
         chunk_words: chunk size in words (``md-words-v1`` windows).
         query_words: words per query.
-        systems: names from :data:`~.scorers.SCORERS`, a sequence or a comma-separated string; the first is
-            system A of the paired comparisons (each other system is compared with it).
+        systems: system names of the registry (:mod:`harness.retrieve.registry`, as in ``harness run``: ``bm25``,
+            ``tfidf``, ``vector:rescore=0``, ``rrf:bm25+tfidf``, ``mine=py:MODULE:ATTR``), a sequence or a
+            comma-separated string; the first is system A of the paired comparisons (each other system is compared
+            with it). Each is scored through its face (:mod:`.systems`).
         min_tail_words: chunker tail rule (20 in ``md-words-v1``).
         chunker: a registered chunker (``md-legal-v1``) instead of the ``md-words-v1`` windows; ``chunk_words``
             and ``min_tail_words`` are then unused (recorded as ``None``).
@@ -262,21 +268,19 @@ def run_known_item(
             memory, nothing cached).
         overwrite: replace an existing ``out_dir``.
         progress: show rich progress bars.
+        chunk_depth: chunks each per-query face (fusions, ``py:`` retrievers) ranks (>= 1).
 
     Returns:
         A :class:`KnownItemResult` (render it with ``rich.print``).
 
     Raises:
-        HarnessInputError: unreadable corpus, unknown or unavailable system, ``out_dir`` exists without
-            ``overwrite``.
+        HarnessInputError: unreadable corpus, unknown, unavailable or refused system (two-stage), ``out_dir`` exists
+            without ``overwrite``, ``chunk_depth < 1``.
     """
-    if isinstance(systems, str):
-        systems = [s.strip() for s in systems.split(",") if s.strip()]
-    systems = list(dict.fromkeys(systems))
-    if not systems:
-        raise HarnessInputError("--systems: no system given")
-    for s in systems:
-        get_scorer_factory(s)  # an unknown name is refused before any work
+    plan = plan_study_systems(systems, vector_model)  # an unknown name is refused before any work
+    systems = list(plan.names)
+    if chunk_depth < 1:
+        raise HarnessInputError(f"--chunk-depth: {chunk_depth} is below 1")
     if out_dir is not None:  # refuse before any work: an output over an input, or a folder harness did not write
         check_output_location(out_dir, (corpus_dir, workdir))
         if Path(out_dir).exists() and not overwrite:
@@ -302,13 +306,17 @@ def run_known_item(
         chunk_tokens=tokens,
         query_tokens=qtokens,
         chunker_id=cc.chunker_id,
-        model=vector_model,
         workdir=Path(workdir) if workdir is not None else None,
         progress=progress,
     )
-    outcomes = {
-        name: _run_system(name, cc, inputs, id_rank, workers=workers, batch_size=batch_size) for name in systems
-    }
+    faces = StudySystems(plan, inputs, cc.chunk_ids, cc.query_chunks, id_rank, depth=chunk_depth)
+    outcomes: dict[str, KnownItemOutcomes] = {}
+    searched: dict[str, KnownItemOutcomes] = {}  # identity -> outcomes: two names of one system search once
+    for name in systems:
+        key = faces.key(name)
+        if key not in searched:
+            searched[key] = _run_system(name, cc, faces, id_rank, workers=workers, batch_size=batch_size)
+        outcomes[name] = dataclasses.replace(searched[key], system=name)
     qdoc = cc.chunk_doc[cc.query_chunks]
     n_docs_q = int(np.unique(qdoc).size)
     summary = {
@@ -322,6 +330,8 @@ def run_known_item(
             "query_words": query_words,
             "analyzer": analyzer.config(),
             "systems": systems,
+            "system_options": plan.record(),
+            "chunk_depth": chunk_depth,
             "workers": workers,
             "batch_size": batch_size,
             "tie_rule": "score descending, then chunk id ascending; positive scores only; query chunk excluded",
@@ -431,6 +441,7 @@ def run_chunk_size_sensitivity(
     workdir: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = False,
+    chunk_depth: int = DEFAULT_DEPTH,
 ) -> SensitivityResult:
     """Run :func:`run_known_item` at several chunk sizes (``md-words-v1`` rules, ``min_tail_words`` 20).
 
@@ -438,7 +449,8 @@ def run_chunk_size_sensitivity(
         corpus_dir: corpus folder.
         out_dir: parent output folder; each size goes to ``out_dir/words-<n>``; ``None`` writes nothing.
         sizes: chunk sizes in words.
-        query_words, systems, workers, vector_model, workdir, overwrite, progress: as in :func:`run_known_item`.
+        query_words, systems, workers, vector_model, workdir, overwrite, progress, chunk_depth: as in
+            :func:`run_known_item`.
 
     Returns:
         A :class:`SensitivityResult`.
@@ -460,6 +472,7 @@ def run_chunk_size_sensitivity(
             workdir=workdir,
             overwrite=overwrite,
             progress=progress,
+            chunk_depth=chunk_depth,
         )
         runs[size] = res
         for name, s in res.summary["systems"].items():
@@ -518,12 +531,13 @@ def run_study(
     workdir: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = False,
+    chunk_depth: int = DEFAULT_DEPTH,
 ) -> StudyResult:
     """Known-item run plus coverage study in one call (the issue's "full study from one command").
 
     Args:
         corpus_dir, out_dir, chunk_words, query_words, min_tail_words, chunker, systems, workers, vector_model,
-            workdir, overwrite, progress: as in :func:`run_known_item`.
+            workdir, overwrite, progress, chunk_depth: as in :func:`run_known_item`.
         reps, ks, types, per_type, b, seed: as in :func:`harness.studies.coverage.run_coverage` (population = the first
             system's outcomes).
 
@@ -543,6 +557,7 @@ def run_study(
         workdir=workdir,
         overwrite=overwrite,
         progress=progress,
+        chunk_depth=chunk_depth,
     )
     first = next(iter(ki.summary["systems"]))
     cov = run_coverage(
