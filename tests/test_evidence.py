@@ -265,3 +265,32 @@ def test_evaluate_scores_budget_metrics_only_with_the_corpus(long_case, tmp_path
         assert o_full[m]["mean"] == ref[m]["mean"] is not None
     assert o_bare["evidence_recall@10"]["mean"] == ref["evidence_recall@10"]["mean"]
     assert json.loads((full / "manifest.json").read_text())["evidence"]["n_resolved"] == 5
+
+
+def test_report_pairs_runs_under_two_chunkers_on_the_comparable_metrics(long_case, tmp_path):
+    """Before: `harness report` refused runs under two chunkers (exit 2, "corpus.chunker_id differs"), though compare
+    and gate pair them. Now it pairs them on the metrics comparable across chunkers and says which it left out."""
+    from harness.errors import IncomparableError
+    from harness.report import build_report, write_report
+    from harness.report.markdown import render_markdown
+
+    corpus, gs_dir = long_case
+    work, runs = tmp_path / "work", tmp_path / "runs"
+    a = run(gs_dir, corpus, ["bm25"], workdir=work, runs_dir=runs, run_id="w", options=RunOptions(bootstrap_reps=200))
+    opts = RunOptions(bootstrap_reps=200, chunker="md-legal-v1")
+    b = run(gs_dir, corpus, ["bm25"], workdir=work, runs_dir=runs, run_id="l", options=opts)
+    data = build_report([a, b], reps=200)
+    metrics = {r.metric for r in data.paired}
+    assert "evidence_recall@1000w" in metrics and "mrr" in metrics
+    assert not metrics & {"evidence_recall@10", "evidence_recall@20", "evidence_mrr"}
+    assert any("different chunkers (md-words-v1 vs md-legal-v1)" in n for n in data.notes)
+    md = render_markdown(data)
+    assert "Per question: MRR / evidence recall@1000w" in md and "different chunkers" in md
+    out = write_report([a, b], tmp_path / "r.html", fmt="html")
+    assert "evidence_recall@1000w" in Path(out).read_text("utf-8")
+    with pytest.raises(IncomparableError, match="counts chunks"):
+        build_report([a, b], compare_metrics=("evidence_recall@10",), reps=200)
+    with pytest.raises(IncomparableError, match="gate_metric evidence_mrr: counts chunks"):
+        build_report([a, b], gate_metric="evidence_mrr", reps=200)
+    one = build_report([a, a], reps=200)  # one chunker: the per-question column stays evidence_recall@10
+    assert one.evidence_metric() == "evidence_recall@10" and not any("chunkers" in n for n in one.notes)

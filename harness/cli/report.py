@@ -13,7 +13,11 @@ from harness.errors import HarnessError
 
 @app.command()
 def report(
-    runs: list[Path] = typer.Argument(..., help="Run records (comparable: same gold set, corpus, chunker, depths)."),
+    runs: list[Path] = typer.Argument(
+        ...,
+        help="Run records (same gold set, corpus and depths; runs under two chunkers are paired on the metrics "
+        "comparable across chunkers).",
+    ),
     out: str = typer.Option(
         None, "--out", help="Output file, written atomically; - = stdout (default report.html, or report.md)."
     ),

@@ -244,6 +244,7 @@ def _questions(data: ReportData, limit: int | None = None) -> list[str]:
     qids = data.qids()
     shown = qids if limit is None else qids[:limit]
     rows = []
+    ev = data.evidence_metric()
     for qid in shown:
         rs = [data.row(lab, qid) for lab in data.labels]
         cat = next((r.category for r in rs if r), "")
@@ -253,11 +254,11 @@ def _questions(data: ReportData, limit: int | None = None) -> list[str]:
                 cells.append(MISSING)
                 continue
             m = r.metrics
-            cells.append(f"{num(m.get('mrr'), '.2f')} / {num(m.get('evidence_recall@10'), '.2f')}")
+            cells.append(f"{num(m.get('mrr'), '.2f')} / {num(m.get(ev), '.2f')}")
         rows.append([qid, spaced(cat), *cells])
     out = [
         "",
-        "<details><summary>Per question: MRR / evidence recall@10</summary>",
+        f"<details><summary>Per question: MRR / {ev.replace('_', ' ')}</summary>",
         "",
         table(["question", "category", *data.labels], rows, ["l", "l"] + ["r"] * len(data.labels)),
     ]

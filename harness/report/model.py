@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import HarnessInputError
+from harness.evaluation.chunkers import chunkers_differ, metrics_across_chunkers
 from harness.evaluation.compare import CategoryInterval, PairedRow, category_intervals, paired_table
 from harness.evaluation.record import MetricSummary, QuestionRow, SliceSummary
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
@@ -119,6 +120,12 @@ class ReportData:
                 cl["df"] = iv.df
         return cl
 
+    def evidence_metric(self) -> str:
+        """The evidence metric shown beside MRR per question: ``evidence_recall@10``, or ``evidence_recall@1000w``
+        when the runs' chunkers differ (chunk counts are not comparable across chunkers)."""
+        one = len({r.manifest.corpus.chunker_id for r in self.runs}) <= 1
+        return "evidence_recall@10" if one else "evidence_recall@1000w"
+
     def qids(self) -> list[str]:
         """Question ids in gold-set order (or the first run's order)."""
         seen = list(dict.fromkeys(r.qid for r in self.runs[0].per_question))
@@ -171,6 +178,25 @@ def _entries(runs: Sequence[RunRecord]) -> list[Entry]:
     return [Entry(label=s if count[s] == 1 else f"{run.run_id}:{s}", run=run, system=s) for run, s in pairs]
 
 
+def _metrics_across_chunkers(
+    runs: list[RunRecord], metrics: Sequence[str], gate_metric: str, notes: list[str]
+) -> tuple[str, ...]:
+    """The paired metrics when the runs' chunkers differ (:func:`harness.evaluation.chunkers.metrics_across_chunkers`:
+    the forest's default list loses the chunk-count metrics and gains the budget metrics, with a note; a list given
+    or a gate metric that counts chunks is refused); the metrics as given when every run has one chunker.
+
+    Raises:
+        IncomparableError: a chunk-count metric named explicitly, or as the gate metric, across chunkers.
+    """
+    other = next((r for r in runs[1:] if chunkers_differ(runs[0], r)), None)
+    if other is None:
+        return tuple(metrics)
+    named = None if tuple(metrics) == tuple(FOREST_METRICS) else metrics
+    chosen = metrics_across_chunkers(runs[0], other, named, FOREST_METRICS, option="compare_metrics", warn=notes.append)
+    metrics_across_chunkers(runs[0], other, [gate_metric], (), option="gate_metric", warn=notes.append)
+    return chosen
+
+
 def _resolve_baseline(
     baseline: str | Path | None, runs: list[RunRecord], entries: list[Entry]
 ) -> tuple[Entry | None, list[RunRecord], list[Entry]]:
@@ -188,7 +214,7 @@ def _resolve_baseline(
             if run.path.resolve() == p.resolve():
                 return next(e for e in entries if e.run is run), runs, entries
         extra = load_run(p)
-        check_comparable(runs[0], extra)
+        check_comparable(runs[0], extra, chunkers_may_differ=True)
         runs = [extra, *runs]
         entries = _entries(runs)
         return entries[0], runs, entries
@@ -287,7 +313,9 @@ def build_report(
         The :class:`ReportData`.
 
     Raises:
-        IncomparableError: two runs differ in gold set, corpus, chunker or depths (exit 2).
+        IncomparableError: two runs differ in gold set, corpus or depths (exit 2); runs under different chunkers are
+            paired on the metrics comparable across chunkers (a note says which), and a chunk-count
+            ``compare_metrics`` or ``gate_metric`` named for them is refused.
         HarnessInputError: no run, a missing or malformed run record / known-item / coverage file, a bad margin,
             alpha or baseline (exit 2).
     """
@@ -307,12 +335,13 @@ def build_report(
         seen.add(key)
         loaded.append(rec)
     for other in loaded[1:]:
-        check_comparable(loaded[0], other)
+        check_comparable(loaded[0], other, chunkers_may_differ=True)
     notes: list[str] = []
     if len({r.manifest.clusters.mode for r in loaded}) > 1:
         notes.append("runs were clustered differently; paired comparisons use the baseline run's clusters")
     entries = _entries(loaded)
     base, loaded, entries = _resolve_baseline(baseline, loaded, entries)
+    compare_metrics = _metrics_across_chunkers(loaded, compare_metrics, gate_metric, notes)
     level = loaded[0].manifest.level
     info: dict[str, dict] = {}
     values: dict[tuple[str, str, str], CategoryInterval] = {}
