@@ -71,3 +71,11 @@ def test_the_pages_example_retriever_runs_fused_and_in_the_known_item_study(
     assert k.exit_code == 0, k.output
     summary = json.loads((out / "summary.json").read_text("utf-8"))
     assert summary["systems"]["mine"]["queries"] == summary["systems"]["bm25"]["queries"] > 0
+
+
+def test_help_texts_keep_their_brackets():
+    """rich read ``two-stage[reranker=...]`` in the --systems help as a markup tag and printed ``two-stage:S`` twice
+    (found 2026-12-01); the help escapes it now."""
+    r = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"})
+    flat = re.sub(r"[\s│]+", " ", r.output)
+    assert "two-stage[reranker=py:FILE.py:ATTR]:S" in flat and "docs/systems.md" in flat

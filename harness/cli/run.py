@@ -77,10 +77,10 @@ def run(
     goldset: Path = typer.Option(..., "--goldset", help="Dataset folder or JSONL."),
     systems: str = typer.Option(
         "bm25",
-        help="Comma-separated system names: bm25, vector, vector:model=e5-small, vector:rescore=0, fusions (rrf, "
-        "rrf:k=K, wW and the other methods of harness.retrieve.fusion.FUSIONS; of named inputs: rrf:bm25+mine, "
-        "w0.6:bm25+vector), two-stage:S, two-stage[reranker=py:FILE.py:ATTR]:S, and your own retriever as "
-        "NAME=py:MODULE_OR_FILE.py:ATTR (grammar: harness.retrieve.registry).",
+        help="Comma-separated system names: bm25, tfidf, vector, vector:model=e5-small, vector:rescore=0, fusions "
+        "(rrf, rrf:k=K, wW and the other methods of harness.retrieve.fusion.FUSIONS; of named inputs: rrf:bm25+mine, "
+        "w0.6:bm25+vector), two-stage:S, two-stage\\[reranker=py:FILE.py:ATTR]:S, and your own retriever as "
+        "NAME=py:MODULE_OR_FILE.py:ATTR (docs/systems.md).",
     ),
     workdir: Path = WORKDIR,
     runs_dir: Path = RUNS_DIR,
