@@ -16,6 +16,7 @@ numpy (index arrays over ``n`` items whose ids are ranked once by :func:`id_rank
 
 * :func:`id_rank`: each id's position in ascending string order;
 * :func:`top_k_by_score`: the top ``k`` positive scores (BM25: an item sharing no term is not retrieved);
+* :func:`cut_in_tie`: whether such a cut at ``k`` fell in a score tie (the boundary-tie flag);
 * :func:`top_k_by_distance`: the top ``k`` smallest distances (Hamming), with the boundary-tie flag.
 """
 
@@ -31,6 +32,7 @@ from harness.errors import MetricError
 __all__ = [
     "Ranking",
     "canonical_ranking",
+    "cut_in_tie",
     "id_rank",
     "sort_key",
     "sort_ranking",
@@ -119,6 +121,21 @@ def top_k_by_score(scores: np.ndarray, rank: np.ndarray, k: int) -> np.ndarray:
         pos, s = pos[keep], s[keep]
     order = np.lexsort((rank[pos], -s.astype(np.float64)))
     return pos[order[:k]]
+
+
+def cut_in_tie(scores: np.ndarray, top: np.ndarray, k: int) -> bool:
+    """Whether a cut at depth ``k`` (:func:`top_k_by_score`'s ``top``) fell in a score tie: ``k`` items were kept
+    and an item left out scores the same as the last one kept, so the id decided the cut.
+
+    Args:
+        scores: shape ``(n,)``, the scores the cut was made on.
+        top: the indices kept, in canonical order.
+        k: the depth of the cut.
+    """
+    if top.size != k or k == 0:
+        return False
+    last = scores[top[-1]]
+    return bool(np.count_nonzero(scores == last) > np.count_nonzero(scores[top] == last))
 
 
 def top_k_by_distance(dist: np.ndarray, rank: np.ndarray, k: int) -> tuple[np.ndarray, bool]:

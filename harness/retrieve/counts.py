@@ -12,12 +12,13 @@ import json
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+import scipy.sparse as sp
 
 from harness.corpus.store import Corpus
 from harness.retrieve.analyzer import SpanishAnalyzer
 from harness.retrieve.bm25.index import _document_sums, count_terms
 
-__all__ = ["chunk_term_counts", "counted_batches", "document_term_counts"]
+__all__ = ["chunk_term_counts", "counted_batches", "document_term_counts", "query_term_matrix"]
 
 
 def chunk_term_counts(analyzer: SpanishAnalyzer, batches: Iterable[Sequence[str]]):
@@ -87,3 +88,21 @@ def counted_batches(batches: Iterable[Sequence[str]], advance) -> Iterable[Seque
         yield batch
         if advance is not None:
             advance(len(batch))
+
+
+def query_term_matrix(token_lists: Sequence[Sequence[str]], vocab: dict[str, int], n_terms: int) -> sp.csr_matrix:
+    """``(Q, n_terms)`` float32 CSR of term counts, one row per analysed query, with multiplicity (a repeated term
+    counts once per occurrence, as bm25s's ``get_scores`` sums it); terms not in ``vocab`` or with an id
+    ``>= n_terms`` are dropped, so a query without any index term is an empty row."""
+    rows: list[int] = []
+    cols: list[int] = []
+    for i, toks in enumerate(token_lists):
+        ids = [vocab[t] for t in toks if t in vocab and vocab[t] < n_terms]
+        rows.extend([i] * len(ids))
+        cols.extend(ids)
+    q = sp.csr_matrix(
+        (np.ones(len(rows), dtype=np.float32), (np.asarray(rows, np.int64), np.asarray(cols, np.int64))),
+        shape=(len(token_lists), n_terms),
+    )
+    q.sum_duplicates()
+    return q

@@ -28,11 +28,11 @@ from pydantic import BaseModel, ConfigDict
 
 from harness.corpus.store import Corpus
 from harness.progress import progress_bar, stage
-from harness.ranking import Ranking, id_rank, top_k_by_score
+from harness.ranking import Ranking, cut_in_tie, id_rank, top_k_by_score
 from harness.retrieve.analyzer import SpanishAnalyzer
 from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.bm25.system import ANALYSIS_BATCH, combine_levels
-from harness.retrieve.counts import chunk_term_counts, counted_batches, document_term_counts
+from harness.retrieve.counts import chunk_term_counts, counted_batches, document_term_counts, query_term_matrix
 
 __all__ = ["SEARCH_BLOCK", "TFIDF_PARAMS", "TfidfIndex", "TfidfOptions", "TfidfSystem", "open_tfidf_system"]
 
@@ -81,16 +81,7 @@ class TfidfIndex:
     def query_matrix(self, analysed: Sequence[Sequence[str]]) -> tuple[sp.csr_matrix, np.ndarray]:
         """``(Q, V)`` query weights (counts with multiplicity, weighted and l2-normalised as the items) and a
         ``(Q,)`` bool mask of queries without any index term."""
-        rows, cols = [], []
-        for i, toks in enumerate(analysed):
-            ids = [self.vocab[t] for t in toks if t in self.vocab]
-            rows.extend([i] * len(ids))
-            cols.extend(ids)
-        q = sp.csr_matrix(
-            (np.ones(len(rows), dtype=np.float32), (np.asarray(rows, np.int64), np.asarray(cols, np.int64))),
-            shape=(len(analysed), self.weights_t.shape[0]),
-        )
-        q.sum_duplicates()
+        q = query_term_matrix(analysed, self.vocab, self.weights_t.shape[0])
         empty = np.diff(q.indptr) == 0
         return self.transformer.transform(q).astype(np.float32).tocsr(), empty
 
@@ -112,9 +103,7 @@ class TfidfIndex:
                 top = top_k_by_score(row, self._id_rank, depth)
                 if empty[a + r]:
                     flags["empty_query"] = True
-                elif top.size == depth and np.count_nonzero(row == row[top[-1]]) > np.count_nonzero(
-                    row[top] == row[top[-1]]
-                ):
+                elif cut_in_tie(row, top, depth):
                     flags["tie_at_boundary"] = True
                 out.append((list(zip(self._ids_arr[top].tolist(), row[top].tolist(), strict=True)), flags))
         return out

@@ -30,7 +30,7 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized
 
-from harness.ranking import Ranking, id_rank, top_k_by_score
+from harness.ranking import Ranking, cut_in_tie, id_rank, top_k_by_score
 from harness.retrieve.analyzer import SpanishAnalyzer
 
 BM25_PARAMS = {"method": "lucene", "k1": 1.5, "b": 0.75}
@@ -285,7 +285,7 @@ class BM25Index:
             return [], flags
         sc = self.scores(terms)
         idx = top_k_by_score(sc, self._id_rank, depth)
-        if idx.size == depth and np.count_nonzero(sc == sc[idx[-1]]) > np.count_nonzero(sc[idx] == sc[idx[-1]]):
+        if cut_in_tie(sc, idx, depth):
             flags["tie_at_boundary"] = True
         return [(self.ids[i], float(sc[i])) for i in idx], flags
 
@@ -331,9 +331,7 @@ class BM25Index:
             o_idx[q, :m] = top
             o_sc[q, :m] = sc[top]
             o_n[q] = m
-            if m == k:
-                last = sc[top[-1]]
-                o_tie[q] = np.count_nonzero(sc == last) > np.count_nonzero(sc[top] == last)
+            o_tie[q] = cut_in_tie(sc, top, k)
         return o_idx, o_sc, o_n, o_tie
 
     def search_many(

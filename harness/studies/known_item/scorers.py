@@ -121,9 +121,6 @@ class ScorerInputs:
         chunk_tokens: the N chunk texts analysed (``es-snowball-fold-v1``).
         query_tokens: the Q query texts analysed the same way.
         chunker_id: the chunker that made the chunks (the embedding cache's key).
-        model: the ``vector`` system's defaults: a model name, or a :class:`harness.retrieve.vector.VectorOptions`
-            (the CLI's ``--model``, ``--binarize``, ``--rescore``; only its set fields count); ``None``: the
-            options' defaults.
         workdir: work directory whose embedding cache the ``vector`` system shares (``None``: embed in memory).
         progress: show progress bars.
     """
@@ -133,7 +130,6 @@ class ScorerInputs:
     chunk_tokens: Sequence[Sequence[str]]
     query_tokens: Sequence[Sequence[str]]
     chunker_id: str = "md-words-v1"
-    model: object = None
     workdir: Path | None = None
     progress: bool = False
 
@@ -156,6 +152,7 @@ def bm25_scorer(inputs: ScorerInputs) -> tuple[SparseScorer, dict]:
 
     from harness.retrieve.analyzer import SpanishAnalyzer
     from harness.retrieve.bm25 import BM25_PARAMS, BM25Index
+    from harness.retrieve.counts import query_term_matrix
 
     n = len(inputs.chunk_tokens)
     idx = BM25Index.build([str(i) for i in range(n)], inputs.chunk_tokens, SpanishAnalyzer())
@@ -165,17 +162,7 @@ def bm25_scorer(inputs: ScorerInputs) -> tuple[SparseScorer, dict]:
         (np.asarray(sc["data"], dtype=np.float32), np.asarray(sc["indices"]), np.asarray(sc["indptr"])),
         shape=(v, int(sc["num_docs"])),
     )
-    vocab = idx.vocab
-    rows, cols = [], []
-    for i, toks in enumerate(inputs.query_tokens):
-        ids = [vocab[t] for t in toks if t in vocab and vocab[t] < v]
-        rows.extend([i] * len(ids))
-        cols.extend(ids)
-    q = sp.csr_matrix(
-        (np.ones(len(rows), dtype=np.float32), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
-        shape=(len(inputs.query_tokens), v),
-    )
-    q.sum_duplicates()
+    q = query_term_matrix(inputs.query_tokens, idx.vocab, v)
     config = {"system": "bm25", "library": f"bm25s {bm25s.__version__}", "params": BM25_PARAMS}
     return SparseScorer(index_t, q), config
 
@@ -296,29 +283,11 @@ class RescoredScorer:
         return s
 
 
-def _vector_options(inputs: ScorerInputs, overrides: dict | None):
-    """The ``vector`` system's options: ``inputs.model`` (a model name or a
-    :class:`~harness.retrieve.vector.VectorOptions` of defaults), then the options written in its name."""
-    from harness.retrieve.vector import VectorOptions
-
-    base = inputs.model
-    values = base.model_dump(exclude_unset=True) if isinstance(base, VectorOptions) else {}
-    if isinstance(base, str) and base.strip():
-        values["model"] = base
-    values.update(overrides or {})
-    try:
-        opts = VectorOptions(**values)
-    except ValueError as exc:
-        raise HarnessInputError(f"--systems vector: {str(exc).splitlines()[-1].strip()}") from None
-    if opts.index_fraction is not None or opts.until is not None:
-        raise HarnessInputError("--systems vector: index_fraction/until do not apply (the study searches every chunk)")
-    return opts
-
-
-def vector_scorer(inputs: ScorerInputs, overrides: dict | None = None) -> tuple[HammingScorer | RescoredScorer, dict]:
+def vector_scorer(inputs: ScorerInputs, options=None) -> tuple[HammingScorer | RescoredScorer, dict]:
     """The ``vector`` system: binary embeddings scored by agreeing bits, optionally re-scored by cosine.
 
-    Options (:class:`harness.retrieve.vector.VectorOptions`): ``model`` (default ``use``), ``binarize`` (default the
+    ``options`` (a :class:`harness.retrieve.vector.VectorOptions`, as the system's name and the run's defaults give
+    it; ``None``: the defaults): ``model`` (default ``use``), ``binarize`` (default the
     model's: sign bits ``value > 0``, or centred bits ``value > m`` with ``m`` the float32 mean of the N chunk
     embeddings, float64 sums over blocks of 4,096 chunks, applied to queries too) and ``rescore`` ``M`` (default 1;
     0: :class:`HammingScorer`, score ``D - hamming``; ``M >= 1``: :class:`RescoredScorer` over the
@@ -336,15 +305,19 @@ def vector_scorer(inputs: ScorerInputs, overrides: dict | None = None) -> tuple[
 
     Raises:
         HarnessInputError: "vector system unavailable: ..." when the embedding stack cannot be imported or the
-            model cannot be loaded; bad options; a damaged embedding cache (see :func:`_cached_chunk_embeddings`).
+            model cannot be loaded; ``index_fraction`` or ``until`` set (the study searches every chunk); a damaged
+            embedding cache (see :func:`_cached_chunk_embeddings`).
     """
     try:
         from harness.retrieve.binary import binarisation_rule, centring_mean, pack_centered, pack_signs
         from harness.retrieve.embed import load_embedder
+        from harness.retrieve.vector import VectorOptions
         from harness.retrieve.vector.rescore import FloatVectors
     except ImportError as exc:  # pragma: no cover - depends on the optional [vectors] extra
         raise HarnessInputError(f"vector system unavailable: {exc} (install the [vectors] extra)") from None
-    opts = _vector_options(inputs, overrides)
+    opts = VectorOptions() if options is None else options
+    if opts.index_fraction is not None or opts.until is not None:
+        raise HarnessInputError("--systems vector: index_fraction/until do not apply (the study searches every chunk)")
     models_dir = None if inputs.workdir is None else Path(inputs.workdir) / "models"
     try:
         emb = load_embedder(opts.model, models_dir=models_dir)

@@ -60,7 +60,7 @@ def _tfidf(inputs: ScorerInputs, _options: BaseModel) -> tuple[Scorer, dict]:
 
 
 def _vector(inputs: ScorerInputs, options: BaseModel) -> tuple[Scorer, dict]:
-    return vector_scorer(inputs, overrides=options.model_dump(exclude_unset=True))
+    return vector_scorer(inputs, options)
 
 
 FACES: dict[str, Face] = {"bm25": _bm25, "tfidf": _tfidf, "vector": _vector}
@@ -146,8 +146,7 @@ class StudySystems:
 
     Args:
         plan: from :func:`plan_study_systems`.
-        inputs: the chunks and queries (:class:`~.scorers.ScorerInputs`; ``inputs.model`` is not read: the plan's
-            options are).
+        inputs: the chunks and queries (:class:`~.scorers.ScorerInputs`); each system's options are the plan's.
         chunk_ids: the N chunk ids of the study.
         query_chunks: shape (Q,), the chunk of each query.
         id_rank: shape (N,), each chunk id's rank in ascending string order (the tie rule).
@@ -231,8 +230,9 @@ class StudySystems:
     def _fusion(self, name: str) -> tuple[RankingScorer, dict]:
         node = self.plan.nodes[name]
         spec, inputs = node.fusion, node.record.inputs
+        built = [self.build(i) for i in inputs]
         sources = [self._source(i) for i in inputs]
-        scorers = [self.build(i)[0] for i in inputs]
+        scorers = [b[0] for b in built]
         ids, pos, depth = self.chunk_ids, self._positions(), self.depth
 
         def rank_block(start: int, stop: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -254,7 +254,7 @@ class StudySystems:
         config = {
             "system": name,
             **spec.config(),
-            "inputs": {i: self.build(i)[1] for i in inputs},
+            "inputs": {i: b[1] for i, b in zip(inputs, built, strict=True)},
             "path": self._path(),
         }
         scorer = RankingScorer(rank_block, len(self.query_chunks), len(ids), empty, fork_safe=fork_safe)
