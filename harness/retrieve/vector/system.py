@@ -477,14 +477,7 @@ class VectorIndex:
         present = np.flatnonzero(best < big)
         dtop, dtie = top_k_by_distance(best[present], self._doc_rank[present], doc_depth)
         docs = [(self._doc_ids[present[j]], float(-int(best[present[j]]))) for j in dtop]
-        flags = dict(flags)
-        if ctie:
-            flags["chunk_tie_at_boundary"] = True
-        if dtie:
-            flags["doc_tie_at_boundary"] = True
-        if ctie or dtie:
-            flags["tie_at_boundary"] = True
-        return QueryResult(docs=docs, chunks=chunks, flags=flags)
+        return _result(docs, chunks, dict(flags), ctie, dtie)
 
     def _rescored(self, qvec, idx, dist: np.ndarray, chunk_depth: int, doc_depth: int, flags: dict) -> QueryResult:
         """Rankings of the rescored candidates (:mod:`harness.retrieve.vector.rescore`)."""
@@ -499,14 +492,7 @@ class VectorIndex:
         )
         chunks = [(self._chunk_ids[cand[j]], float(cos[j])) for j in corder]
         docs = [(self._doc_ids[d], float(s)) for d, s in zip(dsel, dscore, strict=True)]
-        flags = {**flags, "rescored": int(cand.size)}
-        if ctie:
-            flags["chunk_tie_at_boundary"] = True
-        if dtie:
-            flags["doc_tie_at_boundary"] = True
-        if ctie or dtie:
-            flags["tie_at_boundary"] = True
-        return QueryResult(docs=docs, chunks=chunks, flags=flags)
+        return _result(docs, chunks, {**flags, "rescored": int(cand.size)}, ctie, dtie)
 
     def float_vectors(self) -> FloatVectors:
         """The slice's float32 passage vectors from the embedding cache, in slice order (read once; about
@@ -555,6 +541,17 @@ class VectorIndex:
         stored (sign or centred bits; compare with :meth:`pack_queries` of the query embeddings)."""
         self._check_center()
         return list(self._chunk_ids), self._load_bits().copy()
+
+
+def _result(docs, chunks, flags: dict, chunk_tie: bool, doc_tie: bool) -> QueryResult:
+    """A :class:`QueryResult` with the boundary-tie flags of each level (and ``tie_at_boundary`` if either)."""
+    if chunk_tie:
+        flags["chunk_tie_at_boundary"] = True
+    if doc_tie:
+        flags["doc_tie_at_boundary"] = True
+    if chunk_tie or doc_tie:
+        flags["tie_at_boundary"] = True
+    return QueryResult(docs=docs, chunks=chunks, flags=flags)
 
 
 def open_vector_system(context: SystemContext, options: VectorOptions) -> VectorIndex:
