@@ -156,7 +156,7 @@ def run(
     from harness.evaluation.subset import Subset
     from harness.retrieve.names import split_systems
 
-    fmt = output_format(fmt, as_json, out=out)
+    fmt = output_format(fmt, as_json, out=out, kind="run")
     quiet = fmt != "table" or is_quiet()
     try:
         vector = vector_options(model, index_fraction, until, vector_backend, binarize, rescore)
@@ -234,7 +234,7 @@ def evaluate(
     from harness.evaluation.runs import load_run
     from harness.evaluation.subset import Subset
 
-    fmt = output_format(fmt, as_json, out=out)
+    fmt = output_format(fmt, as_json, out=out, kind="run")
     try:
         opts = RunOptions(
             doc_depth=doc_depth,

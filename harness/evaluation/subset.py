@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from harness.evaluation.runs import RunRecord
     from harness.goldset.io import GoldSet
 
-__all__ = ["Subset", "load_restricted", "restrict_goldset", "restrict_run"]
+__all__ = ["Subset", "load_report_runs", "load_restricted", "restrict_goldset", "restrict_run", "resummarise"]
 
 _SHOWN = 10
 
@@ -174,3 +174,80 @@ def load_restricted(path, subset: Subset):
     from harness.evaluation.runs import load_run
 
     return restrict_run(load_run(path), subset)
+
+
+def resummarise(run: RunRecord) -> RunRecord:
+    """A copy of ``run`` whose summary is recomputed from its rows (after :func:`restrict_run`): per system, the
+    ``all`` slice and the ``dev``/``test`` slices of its rows, each metric's mean over the questions that have it and
+    every interval method of the registry over the clusters actually present (the run's seed, replicates and level),
+    per-category means and counts. What ``report`` shows on a subset.
+    """
+    from harness.evaluation.record import Summary
+    from harness.metrics import QuestionResult, aggregate
+    from harness.stats import all_intervals
+
+    man = run.manifest
+    labels = man.clusters.labels
+    out: dict = {}
+    for system in run.systems:
+        rows = run.rows(system)
+        if not rows:
+            continue
+        old = run.system_summary(system).get("all")
+        levels = dict(old.levels) if old is not None else {}
+        slices = {"all": rows, **{s: [r for r in rows if r.split == s] for s in ("dev", "test")}}
+        out[system] = {}
+        for name, sel in slices.items():
+            if not sel:
+                continue
+            qres = [
+                QuestionResult(
+                    qid=r.qid,
+                    category=r.category,
+                    metrics=dict(r.metrics),
+                    evaluated_docs=r.flags.get("evaluated_docs", True) is not False,
+                    evaluated_chunks=r.flags.get("evaluated_chunks", True) is not False,
+                    doc_depth=man.depths.document,
+                    chunk_depth=man.depths.chunk,
+                    omitted=dict(r.flags.get("omitted") or {}),
+                )
+                for r in sel
+            ]
+            metric_ids = [m for m in run.summary.metric_ids if all(m in q.metrics or m in q.omitted for q in qres)]
+            agg = aggregate(qres, metric_ids)
+            overall = {}
+            for m in metric_ids:
+                kept = [q for q in qres if m in q.metrics]
+                cl = [labels.get(q.qid, q.qid) for q in kept]
+                ivs = {}
+                if len(set(cl)) >= 2:
+                    y = [q.metrics[m] for q in kept]
+                    ivs = {
+                        k: v.to_dict()
+                        for k, v in all_intervals(
+                            y, cl, level=man.level, B=man.bootstrap_reps or 5000, seed=man.seed
+                        ).items()
+                    }
+                note = None if ivs else "no interval: the subset holds fewer than 2 clusters"
+                overall[m] = {"mean": agg["overall"][m], "intervals": ivs, **({"note": note} if note else {})}
+            out[system][name] = {
+                "levels": levels,
+                "n_questions": len(sel),
+                "n_clusters": len({labels.get(r.qid, r.qid) for r in sel}),
+                "overall": overall,
+                "per_category": agg["per_category"],
+                "counts": {k: v for k, v in agg.items() if k not in ("overall", "per_category")},
+            }
+    summary = Summary.model_validate(
+        {"systems": out, "metric_ids": list(run.summary.metric_ids), "warnings": list(run.summary.warnings)}
+    )
+    return replace(run, summary=summary)
+
+
+def load_report_runs(paths, subset: Subset) -> list[RunRecord]:
+    """The run records of ``harness report`` restricted to ``subset``, their summaries recomputed on it
+    (:func:`resummarise`); loaded as they are without restriction."""
+    from harness.evaluation.runs import load_run
+
+    recs = [load_run(p) for p in paths]
+    return recs if subset.is_all else [resummarise(restrict_run(r, subset)) for r in recs]

@@ -45,6 +45,7 @@ from harness.io import atomic_write_text
 from harness.report.junit import junit_xml
 from harness.report.markdown_verbs import render as markdown_of
 from harness.report.studies import render_known_item, render_sensitivity, render_study
+from harness.report.tables import TABLE_FORMAT_KINDS, TABLE_FORMATS
 from harness.report.terminal import (
     print_warnings,
     render_comparison,
@@ -239,10 +240,11 @@ FORMATS: dict[str, Callable[[Result, Console], None]] = {
     "json": format_json,
     "markdown": format_markdown,
     "junit": format_junit,
+    **TABLE_FORMATS,  # csv, tsv: long tables (harness.report.tables)
 }
 
 #: Formats that apply to some kinds only: name -> those kinds (every other format applies to every kind).
-FORMAT_KINDS: dict[str, tuple[str, ...]] = {"junit": ("gate",)}
+FORMAT_KINDS: dict[str, tuple[str, ...]] = {"junit": ("gate",), **TABLE_FORMAT_KINDS}
 
 
 def check_format(fmt: str, kind: str | None = None) -> str:
