@@ -143,3 +143,15 @@ def test_timings_carry_their_units_and_peak_memory_is_recorded(tiny_corpus, tiny
     for line in res.output.splitlines():
         if line.startswith("timings_s."):
             assert line.endswith(" s"), line
+
+
+def test_report_metric_scores_ids_the_runs_lack(runs, tmp_path):
+    res = _run(["report", str(runs["a"]), "--metric", "AP@20,P@3", "--format", "markdown", "--out", "-"])
+    assert res.exit_code == 0, res.output
+    assert "gate: AP@20" in res.stdout and "| tfidf | AP@20 |" in res.stdout
+    res = _run(["report", str(runs["a"]), "--metric", "P@3", "--format", "csv", "--out", str(tmp_path / "r.csv")])
+    assert res.exit_code == 0, res.output
+    rows = list(csv.DictReader((tmp_path / "r.csv").open(encoding="utf-8")))
+    assert {r["system"] for r in rows if r["metric"] == "P@3" and r["table"] == "summary"} == {"bm25", "tfidf"}
+    res = _run(["report", str(runs["a"]), "--metric", "P@80", "--out", "-", "--format", "markdown"])
+    assert res.exit_code == 2 and "--doc-depth 80" in res.output

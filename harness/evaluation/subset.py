@@ -19,7 +19,7 @@ gold set (or run) does not hold, every one named; a subset without any question.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -176,11 +176,12 @@ def load_restricted(path, subset: Subset):
     return restrict_run(load_run(path), subset)
 
 
-def resummarise(run: RunRecord) -> RunRecord:
+def resummarise(run: RunRecord, extra: Sequence[str] = ()) -> RunRecord:
     """A copy of ``run`` whose summary is recomputed from its rows (after :func:`restrict_run`): per system, the
     ``all`` slice and the ``dev``/``test`` slices of its rows, each metric's mean over the questions that have it and
     every interval method of the registry over the clusters actually present (the run's seed, replicates and level),
-    per-category means and counts. What ``report`` shows on a subset.
+    per-category means and counts. What ``report`` shows on a subset. ``extra``: metric ids summarised beside the
+    run's (each must be in the rows: :func:`harness.evaluation.metric_choice.score_missing`).
     """
     from harness.evaluation.record import Summary
     from harness.metrics import QuestionResult, aggregate
@@ -213,7 +214,8 @@ def resummarise(run: RunRecord) -> RunRecord:
                 )
                 for r in sel
             ]
-            metric_ids = [m for m in run.summary.metric_ids if all(m in q.metrics or m in q.omitted for q in qres)]
+            wanted = list(dict.fromkeys([*run.summary.metric_ids, *extra]))
+            metric_ids = [m for m in wanted if all(m in q.metrics or m in q.omitted for q in qres)]
             agg = aggregate(qres, metric_ids)
             overall = {}
             for m in metric_ids:
@@ -239,15 +241,26 @@ def resummarise(run: RunRecord) -> RunRecord:
                 "counts": {k: v for k, v in agg.items() if k not in ("overall", "per_category")},
             }
     summary = Summary.model_validate(
-        {"systems": out, "metric_ids": list(run.summary.metric_ids), "warnings": list(run.summary.warnings)}
+        {
+            "systems": out,
+            "metric_ids": list(dict.fromkeys([*run.summary.metric_ids, *extra])),
+            "warnings": list(run.summary.warnings),
+        }
     )
     return replace(run, summary=summary)
 
 
-def load_report_runs(paths, subset: Subset) -> list[RunRecord]:
-    """The run records of ``harness report`` restricted to ``subset``, their summaries recomputed on it
-    (:func:`resummarise`); loaded as they are without restriction."""
+def load_report_runs(paths, subset: Subset, metrics: Sequence[str] = ()) -> list[RunRecord]:
+    """The run records of ``harness report`` restricted to ``subset``, the ``metrics`` a run did not score scored
+    from its stored rankings (:func:`harness.evaluation.metric_choice.score_missing`), and their summaries recomputed
+    when either happened (:func:`resummarise`); loaded as they are otherwise."""
+    from harness.evaluation.metric_choice import score_missing
     from harness.evaluation.runs import load_run
 
-    recs = [load_run(p) for p in paths]
-    return recs if subset.is_all else [resummarise(restrict_run(r, subset)) for r in recs]
+    out = []
+    for p in paths:
+        rec = restrict_run(load_run(p), subset)
+        added = score_missing(rec, metrics)
+        summarised = all(m in rec.summary.metric_ids for m in metrics)
+        out.append(rec if subset.is_all and not added and summarised else resummarise(rec, metrics))
+    return out
