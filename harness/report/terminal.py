@@ -190,7 +190,7 @@ def run_notices(run: RunRecord) -> list[str]:
     if sub:
         out.append(
             f"subset {sub['label']}: {sub['n_questions']} of {sub['of']} questions scored and recorded "
-            f"({run.manifest.clusters.n_clusters} clusters)"
+            f"({run.manifest.clusters.n_clusters} cluster{'s' * (run.manifest.clusters.n_clusters != 1)})"
         )
     for system, s in run.summary.systems.items():
         whole = s.get("all")
