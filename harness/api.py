@@ -338,4 +338,6 @@ def gate(
         guards=list(guards),
         split=split,
     )
+    if not subset.is_all:  # as the command line: the split line names the subset
+        v.split = f"{v.split}, subset {subset.label}"
     return Gate(v)
