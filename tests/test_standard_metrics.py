@@ -155,8 +155,10 @@ def _rows(path: Path) -> list[dict]:
 def test_chosen_metrics_parse_and_depths():
     assert chosen_metrics(["AP@100,nDCG@20", "P@5", "P@5"]) == ("AP@100", "nDCG@20", "P@5")
     assert needed_depths(["AP@100", "chunk.R@300", "RR", "evidence_recall@1000w"]) == {"docs": 100, "chunks": 300}
-    with pytest.raises(Exception, match="--metrics: .*unknown metric 'MAP'"):
+    with pytest.raises(Exception, match="--metrics: unknown metric 'MAP' \\(trec_eval's MAP is AP here\\)"):
         chosen_metrics("MAP@10")
+    with pytest.raises(Exception, match="needs a cut-off"):
+        chosen_metrics("P")
 
 
 @pytest.fixture

@@ -161,6 +161,10 @@ METRICS: dict[str, MetricFamily] = {
 }
 """The metric registry: ``{family key: MetricFamily}`` (:attr:`MetricFamily.key`), in display order."""
 
+_TOOL_NAMES = {"map": "AP", "map_cut": "AP@k", "recip_rank": "RR", "ndcg_cut": "nDCG@k", "success": "Success@k",
+               "p": "P@k", "recall": "R@k"}  # fmt: skip
+"""trec_eval / ranx names an unknown id is hinted with (``map`` -> ``AP``)."""
+
 _METRIC_RE = re.compile(r"([A-Za-z_][A-Za-z_.]*)(?:@([0-9]+)([a-z]*))?")
 
 
@@ -182,7 +186,9 @@ class MetricSpec:
         info = METRICS.get(f"{self.name}@{self.unit}" if self.unit else self.name)
         if info is None:
             shown = f"{self.name}@{self.k}{self.unit}" if self.unit else self.name
-            raise MetricError(f"unknown metric {shown!r}; known: {_known()}")
+            hint = _TOOL_NAMES.get(self.name.lower())
+            hint = f" (trec_eval's {self.name} is {hint} here)" if hint else ""
+            raise MetricError(f"unknown metric {shown!r}{hint}; known: {_known()}")
         if info.optional_k and self.k is None:
             return
         if info.takes_k and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
