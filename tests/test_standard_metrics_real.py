@@ -47,3 +47,11 @@ def test_done_when_run_metrics_reproduced_by_pytrec_eval_on_42_questions(tmp_pat
                 n_values += len(mine)
                 assert rec.summary.systems[system]["all"].overall[metric].mean is not None
     assert n_values == 2 * 8 * 42
+    # ties are exercised: rankings with equal scores inside the depth (resolved by id, read back by the tools)
+    tied = sum(
+        1
+        for r in rows
+        for level in ("document", "chunk")
+        if len({s for _, s in r["rankings"][level]}) < len(r["rankings"][level])
+    )
+    assert tied > 0
