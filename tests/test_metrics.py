@@ -449,7 +449,8 @@ def test_metric_spec_errors(bad):
 
 
 def test_unknown_metric_message_lists_known_ids():
-    with pytest.raises(MetricError, match=r"unknown metric 'map'; known: mrr, recall@k, .*precision@k"):
+    expected = r"unknown metric 'map' \(trec_eval's map is AP here\); known: mrr, recall@k, .*precision@k, .*AP\[@k\]"
+    with pytest.raises(MetricError, match=expected):
         MetricSpec.parse("map@5")
 
 
