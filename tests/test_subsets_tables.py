@@ -134,7 +134,7 @@ def test_timings_carry_their_units_and_peak_memory_is_recorded(tiny_corpus, tiny
     assert "bm25_ms_per_query" not in man.timings_s  # seconds only there
     assert man.model_extra["per_query_ms"]["bm25"] > 0
     peak = man.model_extra["peak_rss_mib"]
-    assert list(peak) == ["ingest", "evidence", "search", "metrics_and_intervals"]
+    assert list(peak) == ["ingest", "evidence", "bm25_index_build", "bm25_search", "search", "metrics_and_intervals"]
     assert all(v > 10 for v in peak.values()) and list(peak.values()) == sorted(peak.values())  # a high-water mark
     assert "per_query_ms.bm25: " in res.output and res.output.split("per_query_ms.bm25: ")[1].split("\n")[0].endswith(
         " ms"

@@ -30,6 +30,7 @@ from harness.evaluation.subset import Subset, restrict_goldset
 from harness.evaluation.trec import KnownIds, read_rankings
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
+from harness.memory import peak_rss_mib
 from harness.metrics import ChunkExtent, MetricSpec, aggregate, question_metrics
 from harness.progress import stage
 from harness.retrieve.base import QueryResult
@@ -111,16 +112,6 @@ def split_slice(goldset: GoldSet, split: str) -> dict[str, set[str]]:
 
 def _split_extra(options: RunOptions) -> dict:
     return {} if options.split == "all" else {"split": options.split}
-
-
-def peak_rss_mib() -> float:
-    """Peak resident memory of this process so far, MiB (``resource.getrusage`` ``ru_maxrss``: KiB on Linux, bytes
-    on macOS); recorded after each step of a run (``peak_rss_mib``), so a step's own peak shows as a rise."""
-    import resource
-    import sys
-
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return round(rss / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
 def cr2_df(cluster_labels: Sequence[str]) -> float | None:
@@ -366,6 +357,7 @@ def run(
         results = sysset.search_all(queries, qids, doc_depth=options.doc_depth, chunk_depth=options.chunk_depth)
         per_query_ms = {k.removesuffix("_ms_per_query"): v for k, v in sysset.timings.items() if "_ms_" in k}
         timings.update({k: v for k, v in sysset.timings.items() if "_ms_" not in k})
+        peak.update(sysset.peak_rss_mib)  # after each system's index build and search
         peak["search"] = peak_rss_mib()
         t1 = time.perf_counter()
         with stage("metrics and intervals", enabled=progress):
