@@ -155,3 +155,17 @@ def test_report_metric_scores_ids_the_runs_lack(runs, tmp_path):
     assert {r["system"] for r in rows if r["metric"] == "P@3" and r["table"] == "summary"} == {"bm25", "tfidf"}
     res = _run(["report", str(runs["a"]), "--metric", "P@80", "--out", "-", "--format", "markdown"])
     assert res.exit_code == 2 and "--doc-depth 80" in res.output
+
+
+def test_a_subset_run_scores_its_questions_as_the_whole_run_does(runs, tiny_corpus, tiny_goldset, tmp_path):
+    sub = run(tiny_goldset, tiny_corpus, ["bm25", "tfidf"], workdir=tmp_path / "wd", runs_dir=tmp_path / "runs",
+              run_id="sub", options=RunOptions(bootstrap_reps=200, subset=Subset.of("SP-002,MD-001")))  # fmt: skip
+    whole, part = load_run(runs["a"]), load_run(sub)
+    for system in ("bm25", "tfidf"):
+        for m in part.summary.metric_ids:
+            w = whole.metric_vector(system, m)
+            assert part.metric_vector(system, m) == {q: w[q] for q in ("SP-002", "MD-001")}, (system, m)
+    # and compare --qids on the whole runs pairs exactly the questions the subset run holds
+    res = _run(["compare", str(runs["a"]), str(sub), "--qids", "SP-002,MD-001", "--metric", "mrr", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert all(c["diff"] == 0 for c in json.loads(res.stdout)["data"]["comparisons"])
