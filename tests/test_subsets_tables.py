@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import write_tiny_corpus, write_tiny_goldset
 from typer.testing import CliRunner
 
 from harness.cli import app
@@ -22,12 +23,16 @@ def _run(args: list[str]):
     return CliRunner().invoke(app, args)
 
 
-@pytest.fixture
-def runs(tiny_corpus: Path, tiny_goldset: Path, tmp_path: Path) -> dict[str, Path]:
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """Two runs of bm25 and tfidf on the tiny corpus, written once for the module (tests only read them)."""
+    tmp = tmp_path_factory.mktemp("subsets")
+    corpus = write_tiny_corpus(tmp / "corpus")
+    goldset = write_tiny_goldset(tmp / "gs", corpus)
     out = {}
-    for rid, systems in (("a", ["bm25", "tfidf"]), ("b", ["bm25", "tfidf"])):
-        out[rid] = run(tiny_goldset, tiny_corpus, systems, workdir=tmp_path / "wd", runs_dir=tmp_path / "runs",
-                       run_id=rid, options=RunOptions(bootstrap_reps=200))  # fmt: skip
+    for rid in ("a", "b"):
+        out[rid] = run(goldset, corpus, ["bm25", "tfidf"], workdir=tmp / "wd", runs_dir=tmp / "runs", run_id=rid,
+                       options=RunOptions(bootstrap_reps=200))  # fmt: skip
     return out
 
 
