@@ -174,3 +174,17 @@ def test_a_subset_run_scores_its_questions_as_the_whole_run_does(runs, tiny_corp
     res = _run(["compare", str(runs["a"]), str(sub), "--qids", "SP-002,MD-001", "--metric", "mrr", "--format", "json"])
     assert res.exit_code == 0, res.output
     assert all(c["diff"] == 0 for c in json.loads(res.stdout)["data"]["comparisons"])
+
+
+def test_every_run_output_names_the_subset(tiny_corpus, tiny_goldset, tmp_path):
+    base = ["-q", "run", "--corpus", str(tiny_corpus), "--goldset", str(tiny_goldset), "--workdir", str(tmp_path / "w"),
+            "--runs-dir", str(tmp_path / "r"), "--run-id", "n", "--bootstrap-reps", "200",
+            "--category", "multi_document", "--overwrite"]  # fmt: skip
+    data = json.loads(_run([*base, "--format", "json"]).stdout)["data"]
+    assert data["subset"]["label"] == "category multi_document" and data["subset"]["n_questions"] == 1
+    assert "Subset category multi\\_document: 1 of 3 questions." in _run([*base, "--format", "markdown"]).stdout
+    table = _run([*base, "--format", "table"])
+    assert "of the subset category multi_document (n=1)" in " ".join(table.stdout.split())
+    html = tmp_path / "r.html"
+    assert _run(["report", str(tmp_path / "r" / "n"), "--out", str(html)]).exit_code == 0
+    assert "subset category multi_document" in html.read_text("utf-8")

@@ -66,7 +66,7 @@ def report(
             path = write_output(text, out)
         else:
             path = write_report(
-                load_report_runs(runs, subset, metrics) if not subset.is_all or metrics else runs,
+                load_report_runs(runs, subset, metrics),
                 out,
                 fmt=fmt,
                 baseline=baseline,

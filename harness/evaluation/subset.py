@@ -259,8 +259,19 @@ def load_report_runs(paths, subset: Subset, metrics: Sequence[str] = ()) -> list
 
     out = []
     for p in paths:
-        rec = restrict_run(load_run(p), subset)
+        rec = restrict_run(_subset_named(load_run(p)), subset)
         added = score_missing(rec, metrics)
         summarised = all(m in rec.summary.metric_ids for m in metrics)
         out.append(rec if subset.is_all and not added and summarised else resummarise(rec, metrics))
     return out
+
+
+def _subset_named(run: RunRecord) -> RunRecord:
+    """``run`` with, in memory, its clustering mode naming the subset it scored (``run --qids``), so every header
+    that names the clustering names it; ``run`` itself when it scored every question."""
+    sub = (run.manifest.model_extra or {}).get("subset")
+    if not sub:
+        return run
+    mode = f"{run.manifest.clusters.mode}, subset {sub['label']}"
+    clusters = run.manifest.clusters.model_copy(update={"mode": mode})
+    return replace(run, manifest=run.manifest.model_copy(update={"clusters": clusters}))

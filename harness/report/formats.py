@@ -101,7 +101,14 @@ def _coverage_data(value) -> dict:
 
 #: Every kind of result a verb prints, with its JSON form.
 KINDS: dict[str, Kind] = {
-    "run": Kind(RUN_SCHEMA_VERSION, lambda rec: {**rec.summary.model_dump(mode="python"), **_run_evidence(rec)}),
+    "run": Kind(
+        RUN_SCHEMA_VERSION,
+        lambda rec: {
+            **rec.summary.model_dump(mode="python"),
+            **_run_evidence(rec),
+            **{k: v for k, v in (rec.manifest.model_extra or {}).items() if k in ("subset", "metrics")},
+        },
+    ),
     "comparison": Kind(1, lambda rep: rep.to_dict()),
     "gate": Kind(2, lambda v: v.to_dict()),
     "power": Kind(1, dict),
