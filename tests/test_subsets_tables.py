@@ -182,7 +182,8 @@ def test_every_run_output_names_the_subset(tiny_corpus, tiny_goldset, tmp_path):
             "--category", "multi_document", "--overwrite"]  # fmt: skip
     data = json.loads(_run([*base, "--format", "json"]).stdout)["data"]
     assert data["subset"]["label"] == "category multi_document" and data["subset"]["n_questions"] == 1
-    assert "Subset category multi\\_document: 1 of 3 questions." in _run([*base, "--format", "markdown"]).stdout
+    markdown = _run([*base, "--metrics", "AP@10", "--format", "markdown"]).stdout
+    assert "Subset category multi\\_document: 1 of 3 questions." in markdown and "| AP@10 |" in markdown
     table = _run([*base, "--format", "table"])
     assert "of the subset category multi_document (n=1)" in " ".join(table.stdout.split())
     html = tmp_path / "r.html"

@@ -53,7 +53,9 @@ def _run(rec, path: Path | None) -> list[str]:
         systems = {s: sl[slice_name] for s, sl in rec.summary.systems.items() if slice_name in sl}
         if not systems:
             continue
-        metrics = [x for x in (*MAIN_METRICS, *EVIDENCE_METRICS) if any(x in sl.overall for sl in systems.values())]
+        chosen = (m.model_extra or {}).get("metrics") or []  # run --metrics
+        wanted = dict.fromkeys([*MAIN_METRICS, *EVIDENCE_METRICS, *chosen])
+        metrics = [x for x in wanted if any(x in sl.overall for sl in systems.values())]
         rows = []
         for system, sl in systems.items():
             cells = []
