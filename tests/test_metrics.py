@@ -433,6 +433,8 @@ def test_metric_spec_parse_and_ids():
         "evidence_recall",
         "evidence_mrr",
         "evidence_recall@w",  # evidence recall at a budget in words (harness.metrics.budget)
+        # ir_measures names, document level and chunk level (harness.metrics.standard)
+        *(p + n for n in ("RR", "AP", "nDCG", "P", "R", "Success", "Judged") for p in ("", "chunk.")),
     }
 
 
@@ -447,7 +449,8 @@ def test_metric_spec_errors(bad):
 
 
 def test_unknown_metric_message_lists_known_ids():
-    with pytest.raises(MetricError, match=r"unknown metric 'map'; known: mrr, recall@k, .*precision@k"):
+    expected = r"unknown metric 'map' \(trec_eval's map is AP here\); known: mrr, recall@k, .*precision@k, .*AP\[@k\]"
+    with pytest.raises(MetricError, match=expected):
         MetricSpec.parse("map@5")
 
 
@@ -501,7 +504,7 @@ def test_registry_entries_declare_level_k_and_a_documented_compute_function():
 
 
 def test_every_named_list_is_declared_once_in_the_registry():
-    from harness.evaluation import compare, pipeline
+    from harness.evaluation import compare, metric_choice
     from harness.report import model, terminal
 
     assert compare.DEFAULT_COMPARE_METRICS is METRIC_SETS["compare"]
@@ -509,7 +512,7 @@ def test_every_named_list_is_declared_once_in_the_registry():
     assert terminal.EVIDENCE_METRICS is METRIC_SETS["terminal_evidence"]
     assert model.TABLE_METRICS is METRIC_SETS["report_table"]
     assert model.FOREST_METRICS is METRIC_SETS["forest"]
-    assert pipeline.summary_metric_ids is summary_metric_ids
+    assert metric_choice.summary_metric_ids is summary_metric_ids  # the ids a run scores (pipeline.score_results)
     summarised = set(summary_metric_ids(DEFAULT_KS))
     for name, ids in METRIC_SETS.items():
         assert set(ids) <= summarised, name

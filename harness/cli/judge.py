@@ -17,6 +17,10 @@ ALLOW_UNHASHED = typer.Option(
     False, "--allow-unhashed", help="Accept, unverified, a run record written before records were hashed."
 )
 SPLIT = typer.Option("all", "--split", help="Questions judged: all, dev or test (the gold set's split field).")
+QIDS = typer.Option(
+    None, "--qids", help="Judge only these question ids, on both sides (comma-separated, repeatable; unknown: exit 2)."
+)
+CATEGORY = typer.Option(None, "--category", help="Judge only these categories, on both sides (comma-separated).")
 
 
 def _metrics(values: list[str] | None, default: str) -> list[str]:
@@ -47,6 +51,8 @@ def compare(
         0, help="Seed of the randomisation test (and any bootstrap interval).", callback=at_least(0)
     ),
     split: str = SPLIT,
+    qids: list[str] = QIDS,
+    category: list[str] = CATEGORY,
     allow_unhashed: bool = ALLOW_UNHASHED,
     fmt: str = FORMAT,
     out: str = OUT,
@@ -55,6 +61,7 @@ def compare(
     """Paired differences B - A with clustered intervals, randomisation tests and win/tie/loss counts."""
     from harness.evaluation.compare import compare_runs
     from harness.evaluation.runs import check_hashed
+    from harness.evaluation.subset import Subset, load_restricted
 
     fmt = output_format(fmt, as_json, out=out, kind="comparison")
     try:
@@ -64,9 +71,10 @@ def compare(
         ids = tuple(_metrics(metric, "")) or None  # None: the default list (across chunkers, its budget form)
         for field, path in (("RUN_A", run_a), ("RUN_B", run_b)):
             check_hashed(path, allow_unhashed=allow_unhashed, field=field)
+        subset = Subset.of(qids, category)
         rep = compare_runs(
-            run_a,
-            run_b,
+            load_restricted(run_a, subset),
+            load_restricted(run_b, subset),
             metrics=ids,
             system_a=system_a,
             system_b=system_b,
@@ -145,6 +153,8 @@ def gate(
         help="Per-category guard CATEGORY:MARGIN (first metric) or CATEGORY:METRIC:MARGIN, repeatable; three-way too.",
     ),
     split: str = SPLIT,
+    qids: list[str] = QIDS,
+    category: list[str] = CATEGORY,
     on_inconclusive: str = typer.Option(
         None, "--on-inconclusive", help="Map an INCONCLUSIVE verdict (exit 3) to fail (exit 1) or pass (exit 0)."
     ),
@@ -162,6 +172,7 @@ def gate(
     --out is given; questions missing on either side are always warned about on stderr."""
     from harness.evaluation.gate import gate as do_gate
     from harness.evaluation.runs import check_hashed
+    from harness.evaluation.subset import Subset, load_restricted
     from harness.report.formats import write_output
 
     fmt = output_format(fmt, out=out, kind="gate")
@@ -175,9 +186,10 @@ def gate(
         )
         for field, path in (("--baseline", baseline), ("--candidate", candidate)):
             check_hashed(path, allow_unhashed=allow_unhashed, field=field)
+        subset = Subset.of(qids, category)
         v = do_gate(
-            baseline,
-            candidate,
+            load_restricted(baseline, subset),
+            load_restricted(candidate, subset),
             metric=_metrics(metric, "mrr"),
             margin=margin,
             alpha=alpha,
@@ -187,6 +199,8 @@ def gate(
             split=split,
             on_inconclusive=on_inconclusive,
         )
+        if not subset.is_all:  # every header that names the split names the subset
+            v.split = f"{v.split}, subset {subset.label}"
         v.report_url = check_report_url(report_url)
         if verdict_file is not None:
             text = json.dumps(v.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"

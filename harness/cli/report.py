@@ -21,21 +21,60 @@ def report(
     out: str = typer.Option(
         None, "--out", help="Output file, written atomically; - = stdout (default report.html, or report.md)."
     ),
-    fmt: str = typer.Option("html", "--format", help="html (self-contained) or markdown (pull-request comment)."),
+    fmt: str = typer.Option(
+        "html",
+        "--format",
+        help="html (self-contained), markdown (pull-request comment), or csv / tsv (the runs' per-question and "
+        "summary numbers as one long table, docs/metrics.md; default file report.csv / report.tsv).",
+    ),
     baseline: str = typer.Option(None, "--baseline", help="Baseline system (or run folder) for paired differences."),
     margin: float = typer.Option(0.02, help="Gate margin drawn on the forest plot (>= 0).", callback=number(0)),
     known_item: Path = typer.Option(None, "--known-item", help="Known-item output folder to include."),
     coverage: Path = typer.Option(None, "--coverage", help="Coverage study JSON to include."),
+    metric: list[str] = typer.Option(
+        None,
+        "--metric",
+        help="Metrics of the paired differences (the first is the gate column), comma-separated: any id of "
+        "docs/metrics.md (AP@100, nDCG@20, recall@50, ...), scored from the stored rankings when a run lacks it.",
+    ),
+    qids: list[str] = typer.Option(
+        None, "--qids", help="Report only these question ids, in every run (comma-separated; unknown ids: exit 2)."
+    ),
+    category: list[str] = typer.Option(
+        None, "--category", help="Report only these categories (comma-separated); summaries are recomputed on them."
+    ),
 ) -> None:
     """Write one report (HTML with inline SVG figures, or Markdown) from run records only."""
+    from harness.evaluation.metric_choice import chosen_metrics
+    from harness.evaluation.subset import Subset, load_report_runs
     from harness.report import write_report
 
     if out is None:
-        out = "report.md" if fmt.lower() in ("markdown", "md") else "report.html"
-    try:
-        path = write_report(
-            runs, out, fmt=fmt, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage
+        out = {"markdown": "report.md", "md": "report.md", "csv": "report.csv", "tsv": "report.tsv"}.get(
+            fmt.lower(), "report.html"
         )
+    try:
+        subset = Subset.of(qids, category)
+        metrics = chosen_metrics(metric, option="--metric")
+        if fmt in ("csv", "tsv"):
+            from harness.report.formats import check_output, write_output
+            from harness.report.tables import delimited, run_rows
+
+            check_output(out)
+            recs = load_report_runs(runs, subset, metrics)
+            text = delimited([r for rec in recs for r in run_rows(rec)], "," if fmt == "csv" else "\t")
+            path = write_output(text, out)
+        else:
+            path = write_report(
+                load_report_runs(runs, subset, metrics),
+                out,
+                fmt=fmt,
+                baseline=baseline,
+                margin=margin,
+                known_item=known_item,
+                coverage=coverage,
+                metrics=metrics or None,
+            )
     except HarnessError as exc:
         _fail(exc)
     if path is not None:

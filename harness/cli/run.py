@@ -29,6 +29,32 @@ OVERWRITE = typer.Option(
 SPLIT = typer.Option(
     "all", "--split", help="Questions the tables show: all, dev or test (every question is still scored and recorded)."
 )
+METRICS = typer.Option(
+    None,
+    "--metrics",
+    help="Metrics scored beside the summary's, comma-separated: the harness's ids (recall@50, ndcg@20, ...) or "
+    "ir_measures names with trec_eval semantics (RR, RR@10, AP, AP@100, nDCG@20, P@5, R@100, Success@10, Judged@10; "
+    "chunk level: chunk.AP@100, ...); depths grow to the largest k (docs/metrics.md).",
+)
+QIDS = typer.Option(
+    None, "--qids", help="Score and record only these question ids (comma-separated, repeatable; unknown ids: exit 2)."
+)
+CATEGORY = typer.Option(
+    None, "--category", help="Score and record only these categories (comma-separated, repeatable; with --qids: both)."
+)
+
+
+def _timing_lines(manifest) -> list[str]:
+    """``--verbose`` lines of a run's timings, each with its unit: ``timings_s.*`` in seconds, ``per_query_ms.*`` in
+    milliseconds (older records kept ``<system>_ms_per_query`` in ``timings_s``: milliseconds too), ``peak_rss_mib.*``
+    in MiB."""
+    extra = manifest.model_extra or {}
+    out = [
+        f"timings_s.{k}: {v:g} {'ms' if k.endswith('_ms_per_query') else 's'}" for k, v in manifest.timings_s.items()
+    ]
+    out += [f"per_query_ms.{k}: {v:g} ms" for k, v in (extra.get("per_query_ms") or {}).items()]
+    out += [f"peak_rss_mib.{k}: {v:g} MiB (process peak so far)" for k, v in (extra.get("peak_rss_mib") or {}).items()]
+    return out
 
 
 def vector_options(model, index_fraction, until, backend, binarize, rescore=None):
@@ -109,6 +135,9 @@ def run(
     ),
     rescore: int = typer.Option(None, help=RESCORE_HELP, callback=at_least(0)),
     split: str = SPLIT,
+    metrics: list[str] = METRICS,
+    qids: list[str] = QIDS,
+    category: list[str] = CATEGORY,
     chunker: str = typer.Option(
         None,
         "--chunker",
@@ -120,12 +149,14 @@ def run(
     as_json: bool = JSON_ALIAS,
 ) -> None:
     """Run systems on a gold set over a corpus, print the tables and write a run record."""
+    from harness.evaluation.metric_choice import chosen_metrics
     from harness.evaluation.pipeline import RunOptions
     from harness.evaluation.pipeline import run as do_run
     from harness.evaluation.runs import load_run
+    from harness.evaluation.subset import Subset
     from harness.retrieve.names import split_systems
 
-    fmt = output_format(fmt, as_json, out=out)
+    fmt = output_format(fmt, as_json, out=out, kind="run")
     quiet = fmt != "table" or is_quiet()
     try:
         vector = vector_options(model, index_fraction, until, vector_backend, binarize, rescore)
@@ -138,6 +169,8 @@ def run(
             system_defaults={"vector": vector},
             split=split,
             chunker=chunker,
+            metrics=chosen_metrics(metrics),
+            subset=Subset.of(qids, category),
         )
         path = do_run(
             goldset,
@@ -154,8 +187,8 @@ def run(
         rec = load_run(path)
     except HarnessError as exc:
         _fail(exc)
-    for key, secs in rec.manifest.timings_s.items():  # --verbose: every recorded timing under its record key
-        detail(f"timings_s.{key}: {secs:g} s")
+    for line in _timing_lines(rec.manifest):  # --verbose: every recorded timing under its record key, with its unit
+        detail(line)
     emit("run", rec, fmt, out, path=path)
 
 
@@ -188,24 +221,31 @@ def evaluate(
         5000, "--bootstrap-reps", help="Cluster bootstrap replicates (>= 100).", callback=at_least(100)
     ),
     split: str = SPLIT,
+    metrics: list[str] = METRICS,
+    qids: list[str] = QIDS,
+    category: list[str] = CATEGORY,
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
 ) -> None:
     """Score rankings produced by any other system with the same metrics and write a run record."""
+    from harness.evaluation.metric_choice import chosen_metrics
     from harness.evaluation.pipeline import RunOptions, evaluate_rankings
     from harness.evaluation.runs import load_run
+    from harness.evaluation.subset import Subset
 
-    fmt = output_format(fmt, as_json, out=out)
-    opts = RunOptions(
-        doc_depth=doc_depth,
-        chunk_depth=chunk_depth,
-        clustering=clustering,
-        seed=seed,
-        bootstrap_reps=bootstrap_reps,
-        split=split,
-    )
+    fmt = output_format(fmt, as_json, out=out, kind="run")
     try:
+        opts = RunOptions(
+            doc_depth=doc_depth,
+            chunk_depth=chunk_depth,
+            clustering=clustering,
+            seed=seed,
+            bootstrap_reps=bootstrap_reps,
+            split=split,
+            metrics=chosen_metrics(metrics),
+            subset=Subset.of(qids, category),
+        )
         path = evaluate_rankings(
             goldset,
             rankings,

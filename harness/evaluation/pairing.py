@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.errors import HarnessInputError
+from harness.evaluation.metric_choice import score_missing
 from harness.evaluation.runs import RunRecord
 from harness.levels import parse_level
 from harness.metrics import MetricSpec
@@ -156,12 +157,15 @@ def _missing(run: RunRecord, system: str, qids: list[str]) -> int:
 
 def paired_values(a: RunRecord, b: RunRecord, sa: str, sb: str, metric: str, *, split: str = "all") -> PairedValues:
     """The values of ``metric`` for system ``sa`` of run ``a`` and ``sb`` of run ``b``, aligned by question id and
-    restricted to ``split`` (:func:`split_qids` of the baseline ``a``).
+    restricted to ``split`` (:func:`split_qids` of the baseline ``a``). A metric a run did not score is first scored
+    from its stored rankings (:func:`harness.evaluation.metric_choice.score_missing`).
 
     Raises:
         HarnessInputError: the two runs do not hold the same questions (of the split), a system or metric is
             absent, an unknown or empty split.
     """
+    score_missing(a, [metric])  # a metric the run did not score: from its stored rankings (metric_choice)
+    score_missing(b, [metric])
     va, vb = a.metric_vector(sa, metric), b.metric_vector(sb, metric)
     keep = split_qids(a, split)
     if keep is not None:

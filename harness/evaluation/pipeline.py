@@ -7,7 +7,6 @@ intervals -> run record.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,25 +14,24 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from harness import __version__
 from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest, scan_corpus
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
 from harness.evaluation.evidence import EvidenceResolution, chunk_extents, resolve_evidence
+from harness.evaluation.metric_choice import grow_depths, run_metric_ids
 from harness.evaluation.pairing import check_split
+from harness.evaluation.record_writer import write_record
 from harness.evaluation.runs import (
-    RUN_SCHEMA_VERSION,
     check_run_id,
     default_run_id,
-    git_commit,
-    library_versions,
-    write_run_record,
 )
-from harness.evaluation.trec import KnownIds, read_rankings, trec_qrels_lines, trec_run_lines
+from harness.evaluation.subset import Subset, restrict_goldset
+from harness.evaluation.trec import KnownIds, read_rankings
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
-from harness.metrics import ChunkExtent, MetricSpec, aggregate, question_metrics, summary_metric_ids
+from harness.memory import peak_rss_mib
+from harness.metrics import ChunkExtent, MetricSpec, aggregate, question_metrics
 from harness.progress import stage
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
@@ -75,6 +73,11 @@ class RunOptions:
             manifest records ``split`` (:func:`split_slice`).
         chunker: the chunker to run under (``md-legal-v1``...); ``None``: the gold set's own. Under another
             chunker the evidence chunks are derived from the quotes (:mod:`harness.evaluation.evidence`).
+        metrics: ids scored and summarised beside the summary's (``--metrics``: ``AP@100``, ``nDCG@20``,
+            ``recall@50``...); a level's depth grows to the largest cut-off chosen
+            (:mod:`harness.evaluation.metric_choice`); recorded in the manifest's ``metrics``.
+        subset: the questions scored and recorded (``--qids``, ``--category``; :mod:`harness.evaluation.subset`);
+            the manifest's ``subset`` names it.
     """
 
     doc_depth: int = DEFAULT_DOC_DEPTH
@@ -87,6 +90,8 @@ class RunOptions:
     system_defaults: Mapping[str, BaseModel] = field(default_factory=dict)
     split: str = "all"
     chunker: str | None = None
+    metrics: tuple[str, ...] = ()
+    subset: Subset = field(default_factory=Subset)
 
 
 def split_slice(goldset: GoldSet, split: str) -> dict[str, set[str]]:
@@ -147,7 +152,7 @@ def score_results(
     """
     clusters = question_clusters(goldset.records, options.clustering)
     by_id = goldset.by_id()
-    metric_ids = summary_metric_ids(options.ks)
+    metric_ids = run_metric_ids(options.ks, options.metrics)
     rows: list[dict] = []
     summary: dict = {"systems": {}, "metric_ids": metric_ids}
     all_slices = {"all": {r.qid for r in goldset.records}}
@@ -164,9 +169,9 @@ def score_results(
                 rec,
                 res.docs if res is not None else None,
                 res.chunks if res is not None else None,
+                metrics=metric_ids,
                 doc_depth=options.doc_depth,
                 chunk_depth=options.chunk_depth,
-                ks=options.ks,
                 n_docs_in_corpus=n_docs,
                 n_chunks_in_corpus=n_chunks,
                 quoted=evidence.quoted_evidence(rec.qid) if evidence is not None else None,
@@ -301,14 +306,16 @@ def run(
             :func:`harness.validate.scoring.check_before_scoring`), ingest errors, an unknown system; the run id
             exists (:func:`check_run_id`).
     """
-    options = options or RunOptions()
-    plan = plan_systems(systems, defaults=options.system_defaults)
     say = log or (lambda _m: None)
+    options = grow_depths(options or RunOptions(), say)
+    plan = plan_systems(systems, defaults=options.system_defaults)
     timings: dict[str, float] = {}
+    peak: dict[str, float] = {}
     run_id = run_id or default_run_id()
     check_run_id(runs_dir, run_id, overwrite=overwrite)
     t0 = time.perf_counter()
     goldset = load_goldset(goldset_path)
+    restrict_goldset(goldset, options.subset)  # refuse bad --qids / --category before any work
     split_qids = split_slice(goldset, options.split)
     own_chunker = goldset.manifest.chunker_version if goldset.manifest else "md-words-v1"
     if own_chunker not in CHUNKERS:
@@ -321,6 +328,7 @@ def run(
         raise HarnessInputError(f"--chunker: unknown chunker {chunker_id!r} (known: {', '.join(sorted(CHUNKERS))})")
     db_path, cmanifest, created = ingest(corpus_dir, workdir, chunker_id=chunker_id, progress=progress)
     timings["ingest"] = round(time.perf_counter() - t0, 3)
+    peak["ingest"] = peak_rss_mib()
     say(
         f"corpus {cmanifest.corpus_id}: {cmanifest.n_documents} documents, {cmanifest.n_chunks} chunks"
         f" ({'ingested' if created else 'already ingested'}; {timings['ingest']:.1f} s to load the gold set and "
@@ -340,11 +348,17 @@ def run(
             goldset = dataclasses.replace(goldset, records=evidence.records(goldset))
         extents = chunk_extents(corpus)
         timings["evidence"] = round(time.perf_counter() - t_ev, 3)
+        peak["evidence"] = peak_rss_mib()
+        goldset, subset_info = restrict_goldset(goldset, options.subset)
+        split_qids = {k: v & {r.qid for r in goldset.records} for k, v in split_qids.items()}
         sysset = SystemSet(plan, corpus, Path(workdir), progress=progress, log=say)
         queries = [r.question for r in goldset.records]
         qids = [r.qid for r in goldset.records]
         results = sysset.search_all(queries, qids, doc_depth=options.doc_depth, chunk_depth=options.chunk_depth)
-        timings.update(sysset.timings)
+        per_query_ms = {k.removesuffix("_ms_per_query"): v for k, v in sysset.timings.items() if "_ms_" in k}
+        timings.update({k: v for k, v in sysset.timings.items() if "_ms_" not in k})
+        peak.update(sysset.peak_rss_mib)  # after each system's index build and search
+        peak["search"] = peak_rss_mib()
         t1 = time.perf_counter()
         with stage("metrics and intervals", enabled=progress):
             rows, summary, clusters_info = score_results(
@@ -358,11 +372,12 @@ def run(
                 extents=extents,
             )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
+        peak["metrics_and_intervals"] = peak_rss_mib()
         say(
             f"metrics and intervals: {timings['metrics_and_intervals']:.1f} s (the record's "
             "timings_s.metrics_and_intervals)"
         )
-        return _write_record(
+        return write_record(
             runs_dir,
             run_id,
             goldset,
@@ -378,9 +393,12 @@ def run(
                 "system_options": plan.record(),
                 "coverage": sysset.coverage_info(goldset),
                 "timings_s": timings,
+                "per_query_ms": per_query_ms,
+                "peak_rss_mib": peak,
                 "index_bytes": sysset.index_bytes(),
                 "evidence": evidence.info(),
                 **_split_extra(options),
+                **_choice_extra(options, subset_info),
             },
             overwrite=overwrite,
         )
@@ -398,19 +416,6 @@ def _flag_shares(results: Sequence[QueryResult | None]) -> dict[str, float]:
             if v:
                 counts[k] = counts.get(k, 0) + 1
     return {k: c / n for k, c in sorted(counts.items())} if n else {}
-
-
-def _goldset_info(goldset: GoldSet) -> dict:
-    man = goldset.manifest
-    return {
-        "name": goldset.name,
-        "version": goldset.version,
-        "sha256": goldset.sha256,
-        "path": str(goldset.records_path),
-        "n_questions": len(goldset.records),
-        "corpus_version": man.corpus_version if man else None,
-        "chunker_version": man.chunker_version if man else None,
-    }
 
 
 def evaluate_rankings(
@@ -459,7 +464,7 @@ def evaluate_rankings(
             import's warnings (unknown ids, constant scores, duplicates, one level only) go to the summary's
             ``warnings``.
     """
-    options = options or RunOptions()
+    options = grow_depths(options or RunOptions(), log)
     run_id = run_id or default_run_id("eval")
     check_run_id(runs_dir, run_id, overwrite=overwrite)
     goldset = load_goldset(goldset_path)
@@ -486,14 +491,17 @@ def evaluate_rankings(
         sizes = {"n_docs": corpus_info["n_documents"], "n_chunks": corpus_info["n_chunks"]}
         evidence = resolve_evidence(goldset, scan_corpus(corpus_dir), corpus_info["chunker_id"], workdir=workdir)
     imported = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records}, known_ids=known)
-    results = imported.results
+    goldset, subset_info = restrict_goldset(goldset, options.subset)
+    kept = {r.qid for r in goldset.records}
+    results = {s: {q: r for q, r in per_q.items() if q in kept} for s, per_q in imported.results.items()}
+    split_qids = {k: v & kept for k, v in split_qids.items()}
     with stage("metrics and intervals", enabled=progress):
         rows, summary, clusters_info = score_results(
             goldset, results, options, slices=split_qids, evidence=evidence, extents=extents, **sizes
         )
     if imported.warnings:
         summary["warnings"] = imported.warnings
-    return _write_record(
+    return write_record(
         runs_dir,
         run_id,
         goldset,
@@ -509,9 +517,18 @@ def evaluate_rankings(
             "rankings_file": str(rankings_path),
             **({"evidence": evidence.info()} if evidence is not None else {}),
             **_split_extra(options),
+            **_choice_extra(options, subset_info),
         },
         overwrite=overwrite,
     )
+
+
+def _choice_extra(options: RunOptions, subset_info: dict | None) -> dict:
+    """The manifest's ``metrics`` (the ids chosen with ``--metrics``) and ``subset`` (``--qids``/``--category``)."""
+    return {
+        **({"metrics": list(options.metrics)} if options.metrics else {}),
+        **({"subset": subset_info} if subset_info else {}),
+    }
 
 
 def _corpus_ids(
@@ -536,61 +553,3 @@ def _corpus_ids(
     finally:
         corpus.close()
     return known, {**cmanifest.to_dict(), "db": str(db_path)}, extents
-
-
-def _write_record(
-    runs_dir: str | Path,
-    run_id: str,
-    goldset: GoldSet,
-    results: dict[str, dict[str, QueryResult]],
-    rows: list[dict],
-    summary: dict,
-    clusters_info: dict,
-    options: RunOptions,
-    *,
-    kind: str,
-    corpus: dict,
-    system_configs: dict,
-    extra: dict,
-    overwrite: bool = False,
-) -> Path:
-    """Assemble the manifest and TREC files shared by ``run`` and ``evaluate`` and write the record atomically."""
-    manifest = {
-        "schema_version": RUN_SCHEMA_VERSION,
-        "run_id": run_id,
-        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "kind": kind,
-        "goldset": _goldset_info(goldset),
-        "corpus": corpus,
-        "systems": list(results),
-        "system_configs": system_configs,
-        "depths": {"document": options.doc_depth, "chunk": options.chunk_depth},
-        "ks": list(options.ks),
-        "seed": options.seed,
-        "bootstrap_reps": options.bootstrap_reps,
-        "level": options.level,
-        "clusters": clusters_info,
-        "harness_version": __version__,
-        "git_commit": git_commit(),
-        "libraries": library_versions(),
-        **extra,
-    }
-    trec_runs = {}
-    for system, per_q in results.items():
-        trec_runs[(system, "document")] = trec_run_lines(
-            system, "document", {q: r.docs or [] for q, r in per_q.items()}, options.doc_depth
-        )
-        trec_runs[(system, "chunk")] = trec_run_lines(
-            system, "chunk", {q: r.chunks or [] for q, r in per_q.items()}, options.chunk_depth
-        )
-    qrels = {lv: trec_qrels_lines(goldset, lv) for lv in ("document", "chunk")}
-    return write_run_record(
-        runs_dir,
-        run_id,
-        manifest=manifest,
-        per_question=rows,
-        summary=summary,
-        trec_runs=trec_runs,
-        qrels=qrels,
-        overwrite=overwrite,
-    )

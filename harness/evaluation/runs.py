@@ -406,8 +406,13 @@ def check_comparable(a: RunRecord, b: RunRecord, *, chunkers_may_differ: bool = 
         va = getattr(getattr(a.manifest, section), key)
         vb = getattr(getattr(b.manifest, section), key)
         if va != vb:
+            fix = ""
+            if section == "depths":  # a run whose depth grew (run --metrics AP@100): re-run the other at that depth
+                shallow = a if va < vb else b
+                flag = "--doc-depth" if key == "document" else "--chunk-depth"
+                fix = f"; re-run {shallow.path.name} with {flag} {max(va, vb)}"
             raise IncomparableError(
-                f"runs not comparable: {section}.{key} differs ({a.path.name}: {va!r}; {b.path.name}: {vb!r})"
+                f"runs not comparable: {section}.{key} differs ({a.path.name}: {va!r}; {b.path.name}: {vb!r}){fix}"
             )
 
 

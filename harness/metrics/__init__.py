@@ -37,6 +37,11 @@ id                     level   definition (rank counted from 1 in the canonical 
                                counted); without chunk extents the family is not applicable.
 =====================  ======  ==============================================================================
 
+ir_measures names (:mod:`harness.metrics.standard`; ``summary`` false: computed when asked, ``--metrics``): ``RR``,
+``RR@k``, ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``P@k``, ``R@k``, ``Success@k``, ``Judged@k`` at the document level
+and ``chunk.<name>`` at the chunk level, with trec_eval semantics over the record's qrels (relevant = rel >= 1; an
+alternative is one more relevant document). Every formula: ``docs/metrics.md`` (:mod:`harness.metrics.catalog`).
+
 Across chunkers: ``evidence_recall@k`` and ``evidence_mrr`` count chunks, so their values under two chunkers are
 not comparable (:attr:`MetricFamily.cross_chunker` is false); every other family is.
 
@@ -58,15 +63,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.errors import MetricError
 from harness.goldset.schema import CATEGORIES, GoldRecord
 from harness.metrics import budget, documents, evidence, precision
+from harness.metrics.family import MetricFamily
 from harness.metrics.quoted import ChunkExtent, QuotedEvidence
 from harness.metrics.relevance import ChunkJudgement, Clamp, DocumentJudgement, Level, positive_int
+from harness.metrics.standard import ap, judged, ndcg, no_relevant, p, r, rr, success
 from harness.ranking import canonical_ranking
 
 __all__ = [
@@ -93,53 +99,6 @@ DEFAULT_KS: tuple[int, ...] = (1, 5, 10, 20)
 
 # --------------------------------------------------------------------------------------------------------------
 # The registry
-
-
-@dataclass(frozen=True)
-class MetricFamily:
-    """One metric family of the registry.
-
-    Attributes:
-        name: the family name (the id before ``@``): lowercase letters and ``_``.
-        level: ``"docs"`` or ``"chunks"``: the ranking it reads, and so the judgement it is given.
-        compute: ``compute(judgement, k) -> float in [0, 1]``; the judgement is a
-            :class:`~harness.metrics.relevance.DocumentJudgement` (docs) or
-            :class:`~harness.metrics.relevance.ChunkJudgement` (chunks) with an existing ranking; ``k`` is the
-            cut-off after clamping to the corpus size, ``None`` for families without ``@k``.
-        takes_k: whether ids carry a cut-off (``recall@10``) or not (``mrr``: the depth is its cut-off).
-        undefined: ``undefined(judgement) -> bool``: the value is set by convention for this record (listed in
-            :attr:`QuestionResult.undefined`); ``None``: always defined.
-        summary: whether run summaries include the family (:func:`summary_metric_ids`).
-        summary_ks: the summarised cut-offs when they are fixed (``ndcg``: 10); ``None``: the run's ks.
-        unit: the suffix of the cut-off in ids: ``""`` for a rank cut-off (``recall@10``), ``"w"`` for a budget
-            in words (``evidence_recall@1000w``); a unit family is not bounded by the ranking depth nor clamped
-            to the corpus size. The registry key of a family is :attr:`key`.
-        omitted: ``omitted(judgement) -> reason | None``: the question gets *no value* (the reason is recorded in
-            :attr:`QuestionResult.omitted`; ``"not_applicable"`` or an exclusion such as ``"no_quotes"``) and means
-            run over the other questions; ``None``: never omitted.
-        cross_chunker: whether values under two chunkers are comparable (false for the chunk-count families).
-    """
-
-    name: str
-    level: Level
-    compute: Callable[[Any, int | None], float]
-    takes_k: bool = False
-    undefined: Callable[[Any], bool] | None = None
-    summary: bool = True
-    summary_ks: tuple[int, ...] | None = None
-    unit: str = ""
-    omitted: Callable[[Any], str | None] | None = None
-    cross_chunker: bool = True
-
-    @property
-    def key(self) -> str:
-        """The registry key: ``name``, or ``name@<unit>`` for a unit family (``evidence_recall@w``)."""
-        return f"{self.name}@{self.unit}" if self.unit else self.name
-
-    @property
-    def description(self) -> str:
-        """The first line of the compute function's docstring."""
-        return (self.compute.__doc__ or self.name).strip().splitlines()[0]
 
 
 METRICS: dict[str, MetricFamily] = {
@@ -173,11 +132,40 @@ METRICS: dict[str, MetricFamily] = {
             unit="w",
             omitted=budget.omitted,
         ),
+        # ir_measures names, trec_eval semantics over the record's qrels (harness.metrics.standard); the chunk-level
+        # form of each is "chunk." + name (chunk.AP@100)
+        *(
+            MetricFamily(
+                pre + name,
+                lv,
+                fn,
+                takes_k=True,
+                undefined=no_relevant,
+                summary=False,
+                optional_k=opt,
+                clamps=False,
+                cross_chunker=lv == "docs",
+            )
+            for name, fn, opt in (
+                ("RR", rr.rr, True),
+                ("AP", ap.ap, True),
+                ("nDCG", ndcg.ndcg, True),
+                ("P", p.p, False),
+                ("R", r.r, False),
+                ("Success", success.success, False),
+                ("Judged", judged.judged, False),
+            )
+            for pre, lv in (("", "docs"), ("chunk.", "chunks"))
+        ),
     )
 }
 """The metric registry: ``{family key: MetricFamily}`` (:attr:`MetricFamily.key`), in display order."""
 
-_METRIC_RE = re.compile(r"([a-z_]+)(?:@([0-9]+)([a-z]*))?")
+_TOOL_NAMES = {"map": "AP", "map_cut": "AP@k", "recip_rank": "RR", "ndcg_cut": "nDCG@k", "success": "Success@k",
+               "p": "P@k", "recall": "R@k"}  # fmt: skip
+"""trec_eval / ranx names an unknown id is hinted with (``map`` -> ``AP``)."""
+
+_METRIC_RE = re.compile(r"([A-Za-z_][A-Za-z_.]*)(?:@([0-9]+)([a-z]*))?")
 
 
 @dataclass(frozen=True)
@@ -198,7 +186,11 @@ class MetricSpec:
         info = METRICS.get(f"{self.name}@{self.unit}" if self.unit else self.name)
         if info is None:
             shown = f"{self.name}@{self.k}{self.unit}" if self.unit else self.name
-            raise MetricError(f"unknown metric {shown!r}; known: {_known()}")
+            hint = _TOOL_NAMES.get(self.name.lower())
+            hint = f" (trec_eval's {self.name} is {hint} here)" if hint else ""
+            raise MetricError(f"unknown metric {shown!r}{hint}; known: {_known()}")
+        if info.optional_k and self.k is None:
+            return
         if info.takes_k and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
             raise MetricError(f"metric {self.name!r} needs a cut-off k >= 1 ({self.name}@10), got {self.k!r}")
         if not info.takes_k and self.k is not None:
@@ -239,7 +231,8 @@ class MetricSpec:
 
 def _known() -> str:
     return ", ".join(
-        f"{i.name}@B{i.unit}" if i.unit else f"{i.name}@k" if i.takes_k else i.name for i in METRICS.values()
+        f"{i.name}@B{i.unit}" if i.unit else f"{i.name}[@k]" if i.optional_k else f"{i.name}@k" if i.takes_k else i.name
+        for i in METRICS.values()
     )
 
 
@@ -444,7 +437,7 @@ def question_metrics(
         if why is not None:
             omitted[s.id] = why
             continue
-        k = None if s.k is None else s.k if fam.unit else clamp(s.id, s.k, corpus_size[fam.level])
+        k = None if s.k is None else s.k if fam.unit or not fam.clamps else clamp(s.id, s.k, corpus_size[fam.level])
         values[s.id] = 0.0 if j.ranking is None else fam.compute(j, k)
         if fam.undefined is not None and fam.undefined(j):
             undefined.append(s.id)

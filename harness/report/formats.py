@@ -45,6 +45,7 @@ from harness.io import atomic_write_text
 from harness.report.junit import junit_xml
 from harness.report.markdown_verbs import render as markdown_of
 from harness.report.studies import render_known_item, render_sensitivity, render_study
+from harness.report.tables import TABLE_FORMAT_KINDS, TABLE_FORMATS
 from harness.report.terminal import (
     print_warnings,
     render_comparison,
@@ -100,7 +101,14 @@ def _coverage_data(value) -> dict:
 
 #: Every kind of result a verb prints, with its JSON form.
 KINDS: dict[str, Kind] = {
-    "run": Kind(RUN_SCHEMA_VERSION, lambda rec: {**rec.summary.model_dump(mode="python"), **_run_evidence(rec)}),
+    "run": Kind(
+        RUN_SCHEMA_VERSION,
+        lambda rec: {
+            **rec.summary.model_dump(mode="python"),
+            **_run_evidence(rec),
+            **{k: v for k, v in (rec.manifest.model_extra or {}).items() if k in ("subset", "metrics")},
+        },
+    ),
     "comparison": Kind(1, lambda rep: rep.to_dict()),
     "gate": Kind(2, lambda v: v.to_dict()),
     "power": Kind(1, dict),
@@ -239,10 +247,11 @@ FORMATS: dict[str, Callable[[Result, Console], None]] = {
     "json": format_json,
     "markdown": format_markdown,
     "junit": format_junit,
+    **TABLE_FORMATS,  # csv, tsv: long tables (harness.report.tables)
 }
 
 #: Formats that apply to some kinds only: name -> those kinds (every other format applies to every kind).
-FORMAT_KINDS: dict[str, tuple[str, ...]] = {"junit": ("gate",)}
+FORMAT_KINDS: dict[str, tuple[str, ...]] = {"junit": ("gate",), **TABLE_FORMAT_KINDS}
 
 
 def check_format(fmt: str, kind: str | None = None) -> str:

@@ -44,13 +44,18 @@ def _run(rec, path: Path | None) -> list[str]:
         f"Clustering {md(m.clusters.mode or '?')} ({md(m.clusters.n_clusters)} clusters, Satterthwaite df "
         f"{num(m.clusters.df, '.1f')}); means over every question with 95 % CR2 intervals.",
     ]
+    sub = (m.model_extra or {}).get("subset")
+    if sub:  # run --qids / --category: the questions scored
+        out[-1] += f" Subset {md(sub['label'])}: {md(sub['n_questions'])} of {md(sub['of'])} questions."
     shown = run_slice(rec)
     titles = {"all": "All questions", "covered": "Fully covered slice", "dev": "Dev split", "test": "Test split"}
     for slice_name in (shown, "covered"):
         systems = {s: sl[slice_name] for s, sl in rec.summary.systems.items() if slice_name in sl}
         if not systems:
             continue
-        metrics = [x for x in (*MAIN_METRICS, *EVIDENCE_METRICS) if any(x in sl.overall for sl in systems.values())]
+        chosen = (m.model_extra or {}).get("metrics") or []  # run --metrics
+        wanted = dict.fromkeys([*MAIN_METRICS, *EVIDENCE_METRICS, *chosen])
+        metrics = [x for x in wanted if any(x in sl.overall for sl in systems.values())]
         rows = []
         for system, sl in systems.items():
             cells = []

@@ -102,8 +102,10 @@ def systems_table(
     first = next(iter(run.summary.systems.values()), {})
     n_q = first[slice_name].n_questions if slice_name in first else 0
     cl = run.manifest.clusters
+    sub = (run.manifest.model_extra or {}).get("subset")
+    of_subset = f" of the subset {sub['label']}" if sub else ""
     title = (
-        f"{slice_name} questions (n={n_q}); 95 % {method.upper()} intervals, clustering {cl.mode}"
+        f"{slice_name} questions{of_subset} (n={n_q}); 95 % {method.upper()} intervals, clustering {cl.mode}"
         f" ({cl.n_clusters} clusters, df {_df(run) if slice_name == 'all' else 'see JSON'})"
     )
     t = Table(title=Text(title), title_justify="left")
@@ -184,6 +186,12 @@ def run_notices(run: RunRecord) -> list[str]:
     """What changes the reading of a run's numbers besides the intervals' warnings: per system, the questions it
     returned no ranking for (scored 0) and the levels it returned no rankings at (those metrics are n/a)."""
     out = []
+    sub = (run.manifest.model_extra or {}).get("subset")
+    if sub:
+        out.append(
+            f"subset {sub['label']}: {sub['n_questions']} of {sub['of']} questions scored and recorded "
+            f"({run.manifest.clusters.n_clusters} cluster{'s' * (run.manifest.clusters.n_clusters != 1)})"
+        )
     for system, s in run.summary.systems.items():
         whole = s.get("all")
         if whole is None:
@@ -219,6 +227,9 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
     cats = category_table(run, "mrr", shown)
     console.print(cats if fits(console, cats) else category_table(run, "mrr", shown, transpose=True))
     console.print(systems_table(run, shown, metrics=EVIDENCE_METRICS, narrow=narrow))
+    chosen = (run.manifest.model_extra or {}).get("metrics")
+    if chosen:  # harness run --metrics: the metrics asked for
+        console.print(systems_table(run, shown, metrics=tuple(chosen), narrow=narrow))
     if shown != "all" and "all" in first:
         console.print(
             Text(

@@ -52,6 +52,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
 from harness.goldset.io import GoldSet
+from harness.memory import peak_rss_mib
 from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.bm25.system import BM25Options, open_bm25_system
 from harness.retrieve.fusion import FUSIONS, FusionSpec, fusion_method
@@ -383,6 +384,7 @@ class SystemSet:
         self.corpus = corpus
         self.context = SystemContext(corpus, Path(workdir), progress, log or (lambda _m: None))
         self.timings: dict[str, float] = {}
+        self.peak_rss_mib: dict[str, float] = {}  # {"<system>_index_build" / "<system>_search": MiB after it}
         self._first: dict[str, str] = {}  # key -> the first name with it
         self._built: dict[str, object] = {}  # key -> the system object (base kinds, plugins, TwoStage)
         self._configs: dict[str, dict] = {}
@@ -419,6 +421,7 @@ class SystemSet:
         t0 = time.perf_counter()
         obj = KINDS[rec.kind].open(self.context, node.options)
         self.timings[f"{name}_index_build"] = round(time.perf_counter() - t0, 3)
+        self.peak_rss_mib[f"{name}_index_build"] = peak_rss_mib()
         return obj
 
     def search_all(
@@ -464,6 +467,7 @@ class SystemSet:
                 done[key] = obj.search(queries, doc_depth=doc_depth, chunk_depth=chunk_depth)
             secs = time.perf_counter() - t0
             self.timings[f"{name}_search"] = round(secs, 4)
+            self.peak_rss_mib[f"{name}_search"] = peak_rss_mib()
             if rec.kind != TWO_STAGE:
                 self.timings[f"{name}_ms_per_query"] = round(1000 * secs / max(1, len(queries)), 3)
         for name in self.plan.nodes:
