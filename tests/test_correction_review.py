@@ -22,8 +22,9 @@ from harness.evaluation.pipeline import run
 from harness.goldset.corrections import correct_goldset, read_correction_file
 from harness.goldset.diff import diff_values
 from harness.goldset.io import load_goldset
-from harness.validate import apply_correction, render, validate
-from harness.validate.diffview import change_text, diff_markdown_lines
+from harness.report.validation import render
+from harness.report.validation_diff import change_text, diff_markdown_lines
+from harness.validate import apply_correction, validate
 from harness.validate.figures import extract_figures, unsupported_figures
 
 runner = CliRunner()

@@ -23,7 +23,8 @@ from harness.goldset.corrections import (
 )
 from harness.goldset.io import load_goldset
 from harness.io import sha256_file
-from harness.validate import apply_correction, render, validate
+from harness.report.validation import render
+from harness.validate import apply_correction, validate
 
 TODAY = dt.date(2026, 12, 1)
 GLUED = 'Esta ley es de "orden público" y de observancia general sin excepción alguna.'

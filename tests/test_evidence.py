@@ -221,7 +221,7 @@ def test_gold_set_of_one_chunker_still_refused_on_a_database_of_another(tiny_gol
     set is refused on a database of another chunker."""
     from harness.corpus.ingest import ingest
     from harness.corpus.store import Corpus
-    from harness.validate.corpusview import CorpusView
+    from harness.corpus.view import CorpusView
     from harness.validate.scoring import check_before_scoring
 
     db, _m, _c = ingest(tiny_corpus, tiny_corpus.parent / "w", chunker_id="md-legal-v1")

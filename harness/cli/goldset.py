@@ -158,8 +158,8 @@ def goldset_resolve(
     Exit 0 written, 1 resolved but a validation rule fails (nothing written), 2 a quote or record that cannot be
     resolved, or unusable input (one line per problem; nothing written).
     """
-    from harness.goldset.resolve import ResolveError, resolve_goldset
-    from harness.validate import render
+    from harness.curation.resolve import ResolveError, resolve_goldset
+    from harness.report.validation import render
 
     try:
         res = resolve_goldset(records, corpus, out, chunker=chunker, name=name, version=version, contract=contract)
@@ -210,8 +210,8 @@ def goldset_import(
     (grade 1). A BEIR import also writes a corpus folder. Exit 0 written, 1 a validation rule fails (nothing
     written), 2 unusable input.
     """
-    from harness.goldset.importers import import_beir, import_qrels
-    from harness.validate import render
+    from harness.curation.importers import import_beir, import_qrels
+    from harness.report.validation import render
 
     try:
         if beir is not None:

@@ -2,12 +2,12 @@
 
 A gold record's evidence is, per gold document, the document plus exact quotes *as written* (``source_quote`` when
 present, else ``quote``; consecutive items sharing one ``source_quote`` are one quote split at chunk boundaries, as
-:mod:`harness.goldset.resolve` writes them). Everything chunker-specific is derived from them:
+:mod:`harness.curation.resolve` writes them). Everything chunker-specific is derived from them:
 
 1. **Locating** (one quote matcher in the project). Each quote is searched in its document re-chunked by the gold
-   set's own chunker (:class:`harness.validate.corpusview.CorpusView`) with
-   :func:`harness.validate.quotes.quote_occurrences` on the chunker-normalised text; among several occurrences the
-   one :func:`harness.goldset.resolve.choose_occurrence` picks with the stored ``chunk_index`` as hint is cited.
+   set's own chunker (:class:`harness.corpus.view.CorpusView`) with
+   :func:`harness.corpus.quotes.quote_occurrences` on the chunker-normalised text; among several occurrences the
+   one :func:`harness.curation.resolve.choose_occurrence` picks with the stored ``chunk_index`` as hint is cited.
    The occurrence is mapped back to the document's NFC source text (:func:`normalize_with_offsets`): its *evidence
    characters* are the source characters of its non-space normalised characters (whitespace and the markup the
    normaliser removes are not evidence). A question's quoted evidence ``E_q`` is their union (overlaps once):
@@ -33,16 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.corpus.chunker import _BACKSLASH_ESCAPE_RE, _TRANSLATE, Chunk, get_chunker
+from harness.corpus.quotes import quote_occurrences
 from harness.corpus.source import CorpusSource
 from harness.corpus.store import Corpus
+from harness.corpus.view import CorpusView, DocChunks
+from harness.curation.resolve import choose_occurrence
 from harness.errors import HarnessInputError
 from harness.goldset.io import GoldSet
-from harness.goldset.resolve import choose_occurrence
 from harness.goldset.schema import Evidence, GoldRecord
 from harness.io import atomic_write_json
 from harness.metrics.quoted import ChunkExtent, QuotedEvidence, Spans, merge_spans
-from harness.validate.corpusview import CorpusView, DocChunks
-from harness.validate.quotes import quote_occurrences
 
 __all__ = [
     "CACHE_VERSION",

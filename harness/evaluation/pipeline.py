@@ -19,6 +19,7 @@ from harness import __version__
 from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest, scan_corpus
 from harness.corpus.store import Corpus
+from harness.corpus.view import CorpusView
 from harness.errors import HarnessInputError
 from harness.evaluation.evidence import EvidenceResolution, chunk_extents, resolve_evidence
 from harness.evaluation.pairing import check_split
@@ -38,7 +39,6 @@ from harness.progress import stage
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
 from harness.stats import all_intervals, satterthwaite_df
-from harness.validate.corpusview import CorpusView
 from harness.validate.scoring import check_before_scoring, scoring_view
 
 DEFAULT_DOC_DEPTH = 50

@@ -193,7 +193,7 @@ _TABLES: dict[str, Callable[[Any, Console], None]] = {
 
 
 def _validation_table(report, console: Console) -> None:
-    from harness.validate import render
+    from harness.report.validation import render
 
     render(report, console)
 

@@ -259,7 +259,7 @@ def _sweep(r, _path) -> list[str]:
 
 
 def _validation(rep, _path) -> list[str]:
-    from harness.validate.markdown import validation_markdown_lines
+    from harness.report.validation_markdown import validation_markdown_lines
 
     return validation_markdown_lines(rep)
 

@@ -4,7 +4,8 @@ Entry points (the CLI is a thin layer over these):
 
 * :func:`validate` ``(dataset_dir, corpus_dir=None, correction=None, contract=None) -> ValidationReport``
   (exit code 0/1 on the report; unusable input raises :class:`harness.errors.HarnessInputError`, exit code 2);
-* :func:`render` ``(report, console)`` prints it with rich; ``report.to_json()`` gives the JSON form;
+* :func:`harness.report.validation.render` ``(report, console)`` prints it with rich; ``report.to_json()`` gives
+  the JSON form;
 * :func:`apply_correction` writes a corrected set as a new minor version, only when it validates
   (:mod:`harness.validate.apply`; the correction itself is applied in memory by :mod:`harness.goldset.corrections`).
 
@@ -22,7 +23,6 @@ from harness.validate.contract import (
     load_contract,
 )
 from harness.validate.core import resolve_contract, validate, validate_correction, validate_goldset
-from harness.validate.render import render
 from harness.validate.report import (
     CorrectionInfo,
     Counts,
@@ -52,7 +52,6 @@ __all__ = [
     "contract_slug",
     "find_contract",
     "load_contract",
-    "render",
     "resolve_contract",
     "validate",
     "validate_correction",

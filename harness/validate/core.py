@@ -8,13 +8,13 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.corpus.view import CorpusView, open_corpus
 from harness.errors import HarnessInputError
+from harness.evaluation.impact import correction_impact
 from harness.goldset.corrections import CorrectedSet, CorrectionFile, correct_goldset
 from harness.goldset.io import GoldSet, load_goldset
 from harness.io import read_jsonl
 from harness.validate.contract import Contract, find_contract, load_contract, major_of
-from harness.validate.corpusview import CorpusView, open_corpus
-from harness.validate.impact import correction_impact
 from harness.validate.report import CorrectionInfo, Counts, Finding, RecordResult, RuleResult, ValidationReport, worst
 from harness.validate.rules import RULE_INFO, RULES, Context
 
@@ -118,7 +118,7 @@ def validate_goldset(
     Args:
         goldset: the gold set (not modified).
         contract: its contract (see :func:`resolve_contract`).
-        corpus: the corpus view (see :func:`harness.validate.corpusview.open_corpus`), or ``None``: the corpus rules
+        corpus: the corpus view (see :func:`harness.corpus.view.open_corpus`), or ``None``: the corpus rules
             are then "not checked: corpus unavailable".
         lines: JSONL line of each record (default: read from ``goldset.records_path``).
 
@@ -247,10 +247,10 @@ def validate_correction(
         corpus_dir, contract: as for :func:`validate`.
         today: date of the change-log entry.
         impact_runs: run records whose stored rankings are re-scored against the old and the new set
-            (:func:`harness.validate.impact.correction_impact`); the result goes to ``report.correction.impact``.
+            (:func:`harness.evaluation.impact.correction_impact`); the result goes to ``report.correction.impact``.
 
     Raises:
-        HarnessInputError: see :func:`validate` and :func:`~harness.validate.impact.correction_impact`.
+        HarnessInputError: see :func:`validate` and :func:`~harness.evaluation.impact.correction_impact`.
     """
     t0 = time.perf_counter()
     gs = load_goldset(dataset_dir)

@@ -30,7 +30,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from harness.corpus.chunker import Chunk
-from harness.validate.corpusview import DocChunks
+from harness.corpus.view import DocChunks
 
 __all__ = [
     "COMPARED_CHARS",
