@@ -13,10 +13,10 @@ from conftest import REAL_CORPUS, REAL_GOLDSET, tiny_records, write_tiny_corpus,
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.corpus.chunker import normalize_text
+from harness.corpus.chunker import normalize_text, normalize_with_offsets
 from harness.corpus.ingest import scan_corpus
 from harness.errors import HarnessInputError, StaleGoldsetError
-from harness.evaluation.evidence import normalize_with_offsets, resolve_evidence
+from harness.evaluation.evidence import resolve_evidence
 from harness.evaluation.pipeline import RunOptions, run
 from harness.goldset.io import load_goldset
 

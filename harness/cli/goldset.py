@@ -81,7 +81,7 @@ def validate(
     fmt = output_format(fmt, as_json, out=out)
     try:
         files = _correction_files(correction, author, description)
-        report = do_validate(dataset, corpus_dir=corpus, correction=files, contract=contract, impact_runs=impact or ())
+        report = do_validate(dataset, corpus_dir=corpus, correction=files, contract=contract, impact=_impact(impact))
     except HarnessError as exc:
         _fail(exc)
     note = report.skipped_note()
@@ -129,12 +129,19 @@ def goldset_apply(
             corpus_dir=corpus,
             structural_only=structural_only,
             contract=contract,
-            impact_runs=impact or (),
+            impact=_impact(impact),
         )
     except HarnessError as exc:
         _fail(exc)
     emit("goldset-apply", res, fmt, result_out, path=res.out_dir, field="--result-out")
     raise typer.Exit(res.exit_code)
+
+
+def _impact(runs: list[Path] | None):
+    """The ``--impact`` runs as the validator's metric-impact hook (``None`` without runs)."""
+    from harness.evaluation.impact import impact_of
+
+    return impact_of(runs) if runs else None
 
 
 def _say(text: str, *, err: bool = False) -> None:

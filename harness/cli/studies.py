@@ -87,7 +87,7 @@ def known_item(
             kind = "known-item-study"
             k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
             ks = _csv_ints(k, "--docs-per-sample")
-            res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=ks, **common)
+            res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=ks, plots=_figures(), **common)
         else:
             kind = "known-item"
             res = run_known_item(corpus, out, chunk_words=sizes[0], **common)
@@ -163,7 +163,14 @@ def coverage_cmd(
             sp = specs[0]
             pop = sp.load() if sp.source == "synthetic" else sp.source
             res = run_coverage(
-                pop, system=sp.system, outcome=sp.outcome, minus=sp.minus, out_dir=out, progress=True, **common
+                pop,
+                system=sp.system,
+                outcome=sp.outcome,
+                minus=sp.minus,
+                out_dir=out,
+                progress=True,
+                plots=_figures(),
+                **common,
             )
             emit("coverage", res, fmt, result_out, path=out or specs[0].source, field="--result-out")
             return
@@ -179,3 +186,10 @@ def coverage_cmd(
     except HarnessError as exc:
         _fail(exc)
     emit("coverage-suite", res, fmt, result_out, path=out, field="--result-out")
+
+
+def _figures():
+    """The coverage study's figure writer (the study layer draws nothing itself; matplotlib loads on first use)."""
+    from harness.report.study_plots import coverage_figures
+
+    return coverage_figures

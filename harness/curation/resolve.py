@@ -39,7 +39,7 @@ from pathlib import Path
 from pydantic import Field, StrictInt, ValidationError
 
 from harness.corpus.chunker import Chunk
-from harness.corpus.quotes import Occurrence, check_quote, closest_chunk, quote_occurrences
+from harness.corpus.quotes import check_quote, choose_occurrence, closest_chunk, quote_occurrences
 from harness.corpus.view import CorpusView, DocChunks, common_heading_path, open_corpus
 from harness.curation.build import BuiltDataset, dataset_manifest, starter_contract, write_dataset
 from harness.errors import HarnessInputError
@@ -48,7 +48,7 @@ from harness.goldset.schema import Evidence, GoldDocument, GoldRecord, Id
 from harness.io import read_jsonl, sha256_file
 from harness.validate.contract import Contract, load_contract, major_of
 
-__all__ = ["DraftRecord", "ResolveError", "Resolved", "choose_occurrence", "resolve_goldset", "resolve_records"]
+__all__ = ["DraftRecord", "ResolveError", "Resolved", "resolve_goldset", "resolve_records"]
 
 
 class DraftEvidence(Evidence):
@@ -114,30 +114,6 @@ def _hint(ev: DraftEvidence, doc: DocChunks) -> int | None:
     if ev.chunk_id is not None and str(ev.chunk_id) in doc.by_id:
         return doc.by_id[str(ev.chunk_id)].index
     return None
-
-
-def choose_occurrence(occs: list[Occurrence], hint: int | None) -> tuple[Occurrence, str | None]:
-    """The occurrence to cite (module docstring, step 1) and, when the choice was not forced, why.
-
-    Args:
-        occs: the quote's occurrences (:func:`harness.corpus.quotes.quote_occurrences`; not empty).
-        hint: the chunk index the evidence item names, or ``None``.
-
-    Returns:
-        ``(occurrence, reason or None)``: the occurrence containing chunk ``hint``, else the first inside a single
-        chunk, else the first. Also used by :mod:`harness.evaluation.evidence` (one quote matcher in the project).
-    """
-    if len(occs) == 1:
-        return occs[0], None
-    where = ", ".join(" + ".join(c.chunk_id for c in o.chunks) for o in occs[:4]) + (", ..." if len(occs) > 4 else "")
-    if hint is not None:
-        for o in occs:
-            if any(c.index == hint for c in o.chunks):
-                return o, None
-    single = [o for o in occs if len(o.chunks) == 1]
-    pick = single[0] if single else occs[0]
-    why = "the first inside one chunk" if single else "the first"
-    return pick, f"quote occurs {len(occs)} times ({where}); cited {pick.chunks[0].chunk_id}, {why}"
 
 
 def _resolve_quote(

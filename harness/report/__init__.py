@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.errors import HarnessInputError
-from harness.report.model import build_report
 
 #: The formats of ``harness report`` (``md`` is accepted for ``markdown``).
 REPORT_FORMATS = ("html", "markdown")
@@ -55,6 +54,7 @@ def write_report(
     from harness.report.formats import check_output, write_output
     from harness.report.html import render_html
     from harness.report.markdown import render_markdown
+    from harness.report.model import build_report
 
     fmt = "markdown" if fmt == "md" else fmt
     if fmt not in REPORT_FORMATS:
@@ -66,3 +66,14 @@ def write_report(
 
 
 __all__ = ["REPORT_FORMATS", "build_report", "write_report"]
+
+
+def __getattr__(name: str):
+    """``build_report`` (:mod:`harness.report.model`), imported on first use: importing any ``harness.report``
+    module runs this file, and the shared formatting of :mod:`harness.report.format` must not load run records,
+    comparisons and studies."""
+    if name == "build_report":
+        from harness.report.model import build_report
+
+        return build_report
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

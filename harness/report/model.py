@@ -26,7 +26,7 @@ from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.io import read_json, read_jsonl, sha256_file
 from harness.metrics import METRIC_SETS
-from harness.studies.coverage import METHODS as COVERAGE_METHODS
+from harness.studies.coverage.catalog import METHODS as COVERAGE_METHODS
 
 #: Metrics of the systems table (those every system summarises are shown).
 TABLE_METRICS = METRIC_SETS["report_table"]
@@ -494,7 +494,7 @@ def coverage_series(cov: dict) -> tuple[dict, dict, list]:
     """``(coverage series, width series, srs designs)`` for the plots from a ``coverage.json`` dict.
 
     Series are ``{panel: {method: [(K, coverage, margin)]}}`` / ``{panel: {method: [(K, width)]}}``, panels
-    ``without FPC`` and ``with FPC (1 - K/D)``, methods in :data:`harness.studies.coverage.METHODS` order.
+    ``without FPC`` and ``with FPC (1 - K/D)``, methods in :data:`harness.studies.coverage.catalog.METHODS` order.
     """
     srs = sorted(
         (d for d in cov.get("designs", []) if d.get("design") == "srs" and d.get("rows")), key=lambda d: d["K"]

@@ -54,7 +54,7 @@ from harness.stats.design import design_diagnostics
 from harness.stats.methods import DEFAULTS
 from harness.studies.coverage.catalog import METHODS, studied
 from harness.studies.coverage.population import Population, load_population
-from harness.studies.coverage.results import CoverageResult, DesignResult, write_coverage
+from harness.studies.coverage.results import CoverageResult, DesignResult, PlotWriter, write_coverage
 
 DESIGNS = ("srs", "two-stage", "pps")
 
@@ -330,7 +330,7 @@ def run_coverage(
     label: str | None = None,
     threads: int = 2,
     out_dir: str | Path | None = None,
-    plots: bool = True,
+    plots: PlotWriter | None = None,
     block_elements: int = 1 << 21,
     progress: bool = False,
 ) -> CoverageResult:
@@ -352,7 +352,8 @@ def run_coverage(
         out_dir: where to write ``coverage.json``, ``coverage.csv`` and (``plots``) ``coverage_vs_k.svg/png``,
             ``width_vs_k.svg/png``; default the population folder when it is a known-item folder and the outcome is
             its own hit@1, nothing otherwise.
-        plots: write the plots.
+        plots: draws the figures into ``out_dir`` (:func:`harness.report.study_plots.coverage_figures`); ``None``
+            draws none (the study layer draws nothing itself).
         block_elements: memory bound (see :func:`study_design`).
         progress: a progress bar over every design's samples (elapsed time, ETA; :mod:`harness.progress`).
 

@@ -26,6 +26,7 @@ from harness.io import atomic_directory, atomic_write_json, check_output_locatio
 from harness.progress import progress_bar, stage
 from harness.ranking import id_rank as rank_ids
 from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
+from harness.studies.coverage.results import PlotWriter
 from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
 from harness.studies.known_item.scorers import ScorerInputs
 from harness.studies.known_item.search import KnownItemOutcomes, known_item_search
@@ -532,14 +533,15 @@ def run_study(
     overwrite: bool = False,
     progress: bool = False,
     chunk_depth: int = DEFAULT_DEPTH,
+    plots: PlotWriter | None = None,
 ) -> StudyResult:
     """Known-item run plus coverage study in one call (the issue's "full study from one command").
 
     Args:
         corpus_dir, out_dir, chunk_words, query_words, min_tail_words, chunker, systems, workers, vector_model,
             workdir, overwrite, progress, chunk_depth: as in :func:`run_known_item`.
-        reps, ks, types, per_type, b, seed: as in :func:`harness.studies.coverage.run_coverage` (population = the first
-            system's outcomes).
+        reps, ks, types, per_type, b, seed, plots: as in :func:`harness.studies.coverage.run_coverage` (population =
+            the first system's outcomes).
 
     Returns:
         A :class:`StudyResult`.
@@ -571,5 +573,6 @@ def run_study(
         system=first,
         threads=workers,
         progress=progress,
+        plots=plots,
     )
     return StudyResult(ki, cov)
