@@ -53,6 +53,7 @@ __all__ = [
 CACHE_VERSION = 1
 """Version of the cache file layout (a different version is recomputed)."""
 
+
 @dataclass
 class EvidenceResolution:
     """Quotes located in the corpus and their chunks under one chunker (module docstring).

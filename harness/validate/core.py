@@ -300,9 +300,7 @@ def validate(
             naming the file and the field.
     """
     if correction is not None:
-        return validate_correction(
-            dataset_dir, correction, corpus_dir=corpus_dir, contract=contract, impact=impact
-        )[0]
+        return validate_correction(dataset_dir, correction, corpus_dir=corpus_dir, contract=contract, impact=impact)[0]
     if impact is not None:
         raise HarnessInputError("--impact: re-scoring runs needs a --correction to compare the gold sets")
     t0 = time.perf_counter()

@@ -38,4 +38,3 @@ __all__ = [
     "study_design",
     "write_coverage",
 ]
-
