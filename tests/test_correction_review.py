@@ -17,6 +17,7 @@ from test_validate import Fixture
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.curation.apply import apply_correction
 from harness.errors import HarnessInputError
 from harness.evaluation.impact import impact_of
 from harness.evaluation.pipeline import run
@@ -25,7 +26,7 @@ from harness.goldset.diff import diff_values
 from harness.goldset.io import load_goldset
 from harness.report.validation import render
 from harness.report.validation_diff import change_text, diff_markdown_lines
-from harness.validate import apply_correction, validate
+from harness.validate import validate
 from harness.validate.figures import extract_figures, unsupported_figures
 
 runner = CliRunner()

@@ -117,7 +117,7 @@ def goldset_apply(
 
     Needs --corpus (or --structural-only). The new folder's README statistics are regenerated from the records.
     """
-    from harness.validate import apply_correction
+    from harness.curation.apply import apply_correction
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
     try:
