@@ -309,6 +309,7 @@ def run_known_item(
         chunker_id=cc.chunker_id,
         workdir=Path(workdir) if workdir is not None else None,
         progress=progress,
+        corpus_dir=Path(corpus_dir),
     )
     faces = StudySystems(plan, inputs, cc.chunk_ids, cc.query_chunks, id_rank, depth=chunk_depth)
     outcomes: dict[str, KnownItemOutcomes] = {}
