@@ -19,11 +19,11 @@ from harness.corpus.ingest import scan_corpus
 from harness.corpus.quotes import check_quote, closest_match
 from harness.corpus.view import open_corpus
 from harness.errors import HarnessInputError
+from harness.report.validation import render
 from harness.validate import (
     RULE_INFO,
     contract_slug,
     load_contract,
-    render,
     validate,
 )
 

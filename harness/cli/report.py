@@ -7,8 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._checks import number
-from harness.cli._common import _fail, app, err_console
-from harness.errors import HarnessError
+from harness.cli._common import app, err_console
 
 
 @app.command()
@@ -19,9 +18,11 @@ def report(
         "comparable across chunkers).",
     ),
     out: str = typer.Option(
-        None, "--out", help="Output file, written atomically; - = stdout (default report.html, or report.md)."
+        None, "--out", help="Output file, written atomically; - = stdout (default report.<the format's extension>)."
     ),
-    fmt: str = typer.Option("html", "--format", help="html (self-contained) or markdown (pull-request comment)."),
+    fmt: str = typer.Option(
+        "html", "--format", help="html (self-contained) or markdown (pull-request comment): the formats of the report."
+    ),
     baseline: str = typer.Option(None, "--baseline", help="Baseline system (or run folder) for paired differences."),
     margin: float = typer.Option(0.02, help="Gate margin drawn on the forest plot (>= 0).", callback=number(0)),
     known_item: Path = typer.Option(None, "--known-item", help="Known-item output folder to include."),
@@ -29,14 +30,10 @@ def report(
 ) -> None:
     """Write one report (HTML with inline SVG figures, or Markdown) from run records only."""
     from harness.report import write_report
+    from harness.report.formats import FORMATS, REPORT, check_format
 
     if out is None:
-        out = "report.md" if fmt.lower() in ("markdown", "md") else "report.html"
-    try:
-        path = write_report(
-            runs, out, fmt=fmt, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage
-        )
-    except HarnessError as exc:
-        _fail(exc)
+        out = f"report.{FORMATS[check_format(fmt, REPORT)].extension}"
+    path = write_report(runs, out, fmt=fmt, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage)
     if path is not None:
         err_console.print(f"wrote {path}", highlight=False)

@@ -13,7 +13,6 @@ from harness.cli._common import (
     OUT,
     RUNS_DIR,
     WORKDIR,
-    _fail,
     app,
     detail,
     emit,
@@ -21,7 +20,7 @@ from harness.cli._common import (
     notice,
     output_format,
 )
-from harness.errors import HarnessError, HarnessInputError
+from harness.errors import HarnessInputError
 
 OVERWRITE = typer.Option(
     False, "--overwrite", help="Replace an existing run record of --run-id (only a folder harness wrote)."
@@ -125,35 +124,32 @@ def run(
     from harness.evaluation.runs import load_run
     from harness.retrieve.names import split_systems
 
-    fmt = output_format(fmt, as_json, out=out)
+    fmt = output_format(fmt, as_json, out=out, kind="run")
     quiet = fmt != "table" or is_quiet()
-    try:
-        vector = vector_options(model, index_fraction, until, vector_backend, binarize, rescore)
-        opts = RunOptions(
-            doc_depth=doc_depth,
-            chunk_depth=chunk_depth,
-            clustering=clustering,
-            seed=seed,
-            bootstrap_reps=bootstrap_reps,
-            system_defaults={"vector": vector},
-            split=split,
-            chunker=chunker,
-        )
-        path = do_run(
-            goldset,
-            corpus,
-            split_systems(systems),
-            workdir=workdir,
-            runs_dir=runs_dir,
-            run_id=run_id,
-            options=opts,
-            progress=not quiet,
-            log=None if quiet else notice,
-            overwrite=overwrite,
-        )
-        rec = load_run(path)
-    except HarnessError as exc:
-        _fail(exc)
+    vector = vector_options(model, index_fraction, until, vector_backend, binarize, rescore)
+    opts = RunOptions(
+        doc_depth=doc_depth,
+        chunk_depth=chunk_depth,
+        clustering=clustering,
+        seed=seed,
+        bootstrap_reps=bootstrap_reps,
+        system_defaults={"vector": vector},
+        split=split,
+        chunker=chunker,
+    )
+    path = do_run(
+        goldset,
+        corpus,
+        split_systems(systems),
+        workdir=workdir,
+        runs_dir=runs_dir,
+        run_id=run_id,
+        options=opts,
+        progress=not quiet,
+        log=None if quiet else notice,
+        overwrite=overwrite,
+    )
+    rec = load_run(path)
     for key, secs in rec.manifest.timings_s.items():  # --verbose: every recorded timing under its record key
         detail(f"timings_s.{key}: {secs:g} s")
     emit("run", rec, fmt, out, path=path)
@@ -196,7 +192,7 @@ def evaluate(
     from harness.evaluation.pipeline import RunOptions, evaluate_rankings
     from harness.evaluation.runs import load_run
 
-    fmt = output_format(fmt, as_json, out=out)
+    fmt = output_format(fmt, as_json, out=out, kind="run")
     opts = RunOptions(
         doc_depth=doc_depth,
         chunk_depth=chunk_depth,
@@ -205,21 +201,18 @@ def evaluate(
         bootstrap_reps=bootstrap_reps,
         split=split,
     )
-    try:
-        path = evaluate_rankings(
-            goldset,
-            rankings,
-            runs_dir=runs_dir,
-            run_id=run_id,
-            options=opts,
-            level=level,
-            corpus_dir=corpus,
-            workdir=workdir,
-            log=notice,
-            overwrite=overwrite,
-            progress=True,
-        )
-        rec = load_run(path)
-    except HarnessError as exc:
-        _fail(exc)
+    path = evaluate_rankings(
+        goldset,
+        rankings,
+        runs_dir=runs_dir,
+        run_id=run_id,
+        options=opts,
+        level=level,
+        corpus_dir=corpus,
+        workdir=workdir,
+        log=notice,
+        overwrite=overwrite,
+        progress=True,
+    )
+    rec = load_run(path)
     emit("run", rec, fmt, out, path=path)

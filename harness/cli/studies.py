@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 
 from harness.cli._checks import at_least, int_list
-from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format, renamed
-from harness.errors import HarnessError, HarnessInputError
+from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, app, emit, output_format, renamed
+from harness.errors import HarnessInputError
 
 
 @app.command("known-item")
@@ -60,10 +60,7 @@ def known_item(
     from harness.cli.run import vector_options
     from harness.studies.known_item import run_chunk_size_sensitivity, run_known_item, run_study
 
-    try:
-        vector = vector_options(model, None, None, None, binarize, rescore)
-    except HarnessError as exc:
-        _fail(exc)
+    vector = vector_options(model, None, None, None, binarize, rescore)
     common = dict(
         query_words=query_words,
         systems=systems,
@@ -74,25 +71,22 @@ def known_item(
         progress=True,
         chunk_depth=chunk_depth,
     )
-    try:
-        sizes = _csv_ints(chunk_words, "--chunk-words")
-        if chunker is not None:
-            if len(sizes) > 1:
-                raise HarnessInputError("--chunker: runs one chunking; give it without a list of --chunk-words")
-            common["chunker"] = chunker
+    sizes = _csv_ints(chunk_words, "--chunk-words")
+    if chunker is not None:
         if len(sizes) > 1:
-            kind = "known-item-sensitivity"
-            res = run_chunk_size_sensitivity(corpus, out, sizes=sizes, **common)
-        elif coverage:
-            kind = "known-item-study"
-            k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
-            ks = _csv_ints(k, "--docs-per-sample")
-            res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=ks, plots=_figures(), **common)
-        else:
-            kind = "known-item"
-            res = run_known_item(corpus, out, chunk_words=sizes[0], **common)
-    except HarnessError as exc:
-        _fail(exc)
+            raise HarnessInputError("--chunker: runs one chunking; give it without a list of --chunk-words")
+        common["chunker"] = chunker
+    if len(sizes) > 1:
+        kind = "known-item-sensitivity"
+        res = run_chunk_size_sensitivity(corpus, out, sizes=sizes, **common)
+    elif coverage:
+        kind = "known-item-study"
+        k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
+        ks = _csv_ints(k, "--docs-per-sample")
+        res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=ks, plots=_figures(), **common)
+    else:
+        kind = "known-item"
+        res = run_known_item(corpus, out, chunk_words=sizes[0], **common)
     emit(kind, res, fmt, result_out, path=out, field="--result-out")
 
 
@@ -152,39 +146,36 @@ def coverage_cmd(
     from harness.studies.coverage.suite import population_specs, run_suite
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
-    try:
-        k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
-        b = renamed(b, b_old, new="--bootstrap-reps", old="--B")
-        b = 999 if b is None else b
-        specs = population_specs(population, system=system, outcome=outcome, paired=paired)
-        ks = _csv_ints(k, "--docs-per-sample")
-        common = dict(reps=reps, ks=ks, types=types, per_type=per_type, pps=pps, b=b, seed=seed, threads=threads)
-        if len(specs) == 1 and not write_evidence:
-            sp = specs[0]
-            pop = sp.load() if sp.source == "synthetic" else sp.source
-            res = run_coverage(
-                pop,
-                system=sp.system,
-                outcome=sp.outcome,
-                minus=sp.minus,
-                out_dir=out,
-                progress=True,
-                plots=_figures(),
-                **common,
-            )
-            emit("coverage", res, fmt, result_out, path=out or specs[0].source, field="--result-out")
-            return
-        cache = None if out is None else out / "populations"
-        res = run_suite(specs, out_dir=out, cache_dir=cache, **common)
-        if write_evidence:
-            from harness.studies.coverage.evidence import build_evidence
-            from harness.studies.coverage.evidence import write_evidence as write_ev
+    k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
+    b = renamed(b, b_old, new="--bootstrap-reps", old="--B")
+    b = 999 if b is None else b
+    specs = population_specs(population, system=system, outcome=outcome, paired=paired)
+    ks = _csv_ints(k, "--docs-per-sample")
+    common = dict(reps=reps, ks=ks, types=types, per_type=per_type, pps=pps, b=b, seed=seed, threads=threads)
+    if len(specs) == 1 and not write_evidence:
+        sp = specs[0]
+        pop = sp.load() if sp.source == "synthetic" else sp.source
+        res = run_coverage(
+            pop,
+            system=sp.system,
+            outcome=sp.outcome,
+            minus=sp.minus,
+            out_dir=out,
+            progress=True,
+            plots=_figures(),
+            **common,
+        )
+        emit("coverage", res, fmt, result_out, path=out or specs[0].source, field="--result-out")
+        return
+    cache = None if out is None else out / "populations"
+    res = run_suite(specs, out_dir=out, cache_dir=cache, **common)
+    if write_evidence:
+        from harness.studies.coverage.evidence import build_evidence
+        from harness.studies.coverage.evidence import write_evidence as write_ev
 
-            command = "harness coverage " + " ".join(f"--population {p}" for p in population)
-            ev = build_evidence(res, description=description, corpus=corpus, generated_by=command)
-            res.files.append(str(write_ev(ev, *([] if evidence_file is None else [evidence_file]))))
-    except HarnessError as exc:
-        _fail(exc)
+        command = "harness coverage " + " ".join(f"--population {p}" for p in population)
+        ev = build_evidence(res, description=description, corpus=corpus, generated_by=command)
+        res.files.append(str(write_ev(ev, *([] if evidence_file is None else [evidence_file]))))
     emit("coverage-suite", res, fmt, result_out, path=out, field="--result-out")
 
 

@@ -358,7 +358,16 @@ _RENDERERS: dict[str, Callable[[Any, Path | None], list[str]]] = {
     "known-item-study": _study,
     "coverage": _coverage,
     "coverage-suite": _suite,
+    "report": lambda data, _path: [_report(data)],
 }
+
+
+def _report(data) -> str:
+    """``harness report --format markdown``: the pull-request summary (:func:`harness.report.markdown.render_markdown`),
+    its final newline left to the format."""
+    from harness.report.markdown import render_markdown
+
+    return render_markdown(data).removesuffix("\n")
 
 
 def render(kind: str, value: Any, path: Path | None = None) -> str:
