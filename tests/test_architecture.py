@@ -390,3 +390,72 @@ def test_importorskip_checker_sees_attribute_and_bare_calls(tmp_path):
 def test_no_test_skips_when_a_project_module_is_missing():
     found = set().union(*(importorskip_calls(p) for p in sorted(TESTS.rglob("*.py"))))
     assert found == set(), f"import the project's own modules plainly: {sorted(found)}"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The CLI: one error handler
+
+
+def test_cli_commands_leave_harness_errors_to_the_one_handler():
+    """No command of ``harness/cli`` catches :class:`HarnessError` itself (:class:`harness.cli._common.HarnessTyper`
+    turns it into one line and its exit code); ``_common.py``'s own helpers and the app callback may."""
+    found = []
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
+        if path.name == "_common.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            caught = node.type if isinstance(node, ast.ExceptHandler) else None
+            if isinstance(caught, ast.Name) and caught.id == "HarnessError":
+                found.append(f"{path.name}:{node.lineno}")
+    assert found == []
+
+
+def test_the_handler_turns_a_harness_error_into_one_line_and_its_exit_code():
+    from typer.testing import CliRunner
+
+    from harness.cli._common import HarnessTyper
+    from harness.errors import HarnessInputError
+
+    app = HarnessTyper()
+
+    @app.command()
+    def fails(name: str = "x") -> None:
+        """A command that refuses its input."""
+        raise HarnessInputError(f"--name {name}: refused")
+
+    @app.command()
+    def works() -> None:
+        print("ok")
+
+    r = CliRunner().invoke(app, ["fails", "--name", "y"])
+    assert r.exit_code == 2 and r.output.strip() == "error: --name y: refused"
+    assert CliRunner().invoke(app, ["works"]).output == "ok\n"
+    assert fails.__name__ == "fails"  # the decorator gives the function back unchanged
+
+
+def test_default_depths_and_ks_are_declared_once():
+    """``DEFAULT_KS`` and the 50/200 ranking depths live in :mod:`harness.metrics.defaults`; the others read them.
+    The CLI writes the two depths as literals (importing the metrics registry would load pydantic on every
+    ``--help``), so they are pinned to the library's here."""
+    import typer
+
+    import harness.evaluation.pipeline as pipeline
+    import harness.report.model as model
+    import harness.studies.coverage.population as population
+    import harness.studies.known_item.systems as known_item
+    from harness.cli import app
+    from harness.metrics import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
+
+    assert pipeline.DEFAULT_KS is DEFAULT_KS and model.DEFAULT_KS is DEFAULT_KS
+    assert (pipeline.DEFAULT_DOC_DEPTH, pipeline.DEFAULT_CHUNK_DEPTH) == (DEFAULT_DOC_DEPTH, DEFAULT_CHUNK_DEPTH)
+    assert known_item.DEFAULT_DEPTH == population.RR_DEPTH == DEFAULT_CHUNK_DEPTH
+    commands = typer.main.get_command(app).commands
+    for verb in ("run", "evaluate"):
+        params = {p.name: p.default for p in commands[verb].params}
+        assert (params["doc_depth"], params["chunk_depth"]) == (DEFAULT_DOC_DEPTH, DEFAULT_CHUNK_DEPTH), verb
+    declared = [
+        p.relative_to(REPO)
+        for p in package_modules().values()
+        if "DEFAULT_KS = (" in p.read_text(encoding="utf-8") or "DEFAULT_KS: tuple" in p.read_text(encoding="utf-8")
+    ]
+    assert declared == [Path("harness/metrics/defaults.py")]

@@ -35,15 +35,13 @@ from harness.evaluation.trec import KnownIds, read_rankings, trec_qrels_lines, t
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
 from harness.metrics import ChunkExtent, MetricSpec, aggregate, question_metrics, summary_metric_ids
+from harness.metrics.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
 from harness.progress import stage
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
 from harness.stats import all_intervals, satterthwaite_df
 from harness.validate.scoring import check_before_scoring, scoring_view
 
-DEFAULT_DOC_DEPTH = 50
-DEFAULT_CHUNK_DEPTH = 200
-DEFAULT_KS = (1, 5, 10, 20)
 NO_EVIDENCE_NOTE = (
     "not applicable: no question of the gold set cites evidence chunks (a documents-only set), so chunk-level "
     "metrics are undefined"

@@ -25,7 +25,7 @@ from harness.evaluation.record import MetricSummary, QuestionRow, SliceSummary
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.io import read_json, read_jsonl, sha256_file
-from harness.metrics import METRIC_SETS
+from harness.metrics import DEFAULT_KS, METRIC_SETS
 from harness.studies.coverage.catalog import METHODS as COVERAGE_METHODS
 
 #: Metrics of the systems table (those every system summarises are shown).
@@ -33,7 +33,6 @@ TABLE_METRICS = METRIC_SETS["report_table"]
 #: Metrics of the forest plot / paired table.
 FOREST_METRICS = METRIC_SETS["forest"]
 #: The cut-offs of the depth curves when a run records none.
-DEFAULT_KS = (1, 5, 10, 20)
 
 
 @dataclass
