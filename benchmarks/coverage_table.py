@@ -27,13 +27,13 @@ import time
 from pathlib import Path
 
 from common import DEFAULT_CORPUS, REPO, machine
+from coverage_measurements import render_block, rewrite_block
 
 from harness.errors import HarnessError
 from harness.retrieve.embed import DEFAULT_MODEL, MODEL_ALIASES
 from harness.stats.evidence import EVIDENCE_PATH
 from harness.stats.methods import DEFAULTS
 from harness.studies.coverage.evidence import build_evidence, write_evidence
-from harness.studies.coverage.measurements import render_block, rewrite_block
 from harness.studies.coverage.suite import known_item_specs, run_suite
 from harness.studies.known_item import run_known_item
 

@@ -7,15 +7,32 @@
 * no test calls ``pytest.importorskip("harness...")``: the project's own modules are imported plainly, so a missing
   piece fails instead of skipping.
 
-There is no allow-list: the violations found when this test was written (the report/html <-> report/markdown cycle,
-six modules over 600 lines, four importorskip calls) were all removed before it was merged.
+* importing ``harness.a.b.c`` also runs ``harness/a/__init__.py`` and ``harness/a/b/__init__.py``: those package
+  edges count too (the circular import ``retrieve.counts -> retrieve.bm25.index -> retrieve/bm25/__init__ ->
+  bm25.system -> retrieve.counts`` hid there);
+* the **package graph** (each module collapsed to its top-level subpackage or top-level module) follows
+  :data:`LAYERS`: a package imports only packages of lower layers, so it has no cycle;
+* every module imports on its own in a fresh interpreter (``python -c "import harness.X"``; slow);
+* the light entry points stay light: ``import harness.validate`` and ``import harness.report.format`` each load at
+  most :data:`MAX_LIGHT_MODULES` harness modules.
+
+The violations found when the cycle and size checks were written (the report/html <-> report/markdown cycle, six
+modules over 600 lines, four importorskip calls) were all removed before they were merged; the package-level
+component of issue 27 (evaluation, goldset, metrics, report, retrieve, studies, validate) was removed by the moves
+listed in ``docs/MOVES-issue27.md``.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "harness"
@@ -61,7 +78,11 @@ def _owner(name: str, modules: dict[str, Path]) -> str | None:
 def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The package modules ``module`` imports anywhere in its body (module level, functions, TYPE_CHECKING).
 
-    ``from a.b import c`` counts as importing ``a.b.c`` when that is a module, else ``a.b``.
+    ``from a.b import c`` counts as importing ``a.b.c`` when that is a module, else ``a.b``. Importing
+    ``harness.a.b.c`` also runs ``harness/a/__init__.py`` and ``harness/a/b/__init__.py``, so those packages are
+    edges too, unless they enclose ``module`` itself (then they are already initialised). This is the edge behind
+    the circular import ``retrieve.counts -> retrieve.bm25.index`` (which ran ``retrieve/bm25/__init__``, which
+    imported ``bm25.system``, which imported ``counts``).
     """
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     out: set[str] = set()
@@ -74,8 +95,21 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
         else:
             continue
         out.update(t for t in targets if t is not None)
+    out.update(parent for t in list(out) for parent in _parent_packages(t) if not _is_ancestor(parent, module))
     out.discard(module)
     return out
+
+
+def _parent_packages(name: str) -> list[str]:
+    """The packages Python runs before ``name``: ``harness.a.b.c`` -> ``harness.a``, ``harness.a.b`` (the root
+    ``harness`` is an ancestor of every module, so it is left out)."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(2, len(parts))]
+
+
+def _is_ancestor(package: str, module: str) -> bool:
+    """Whether ``package`` is ``module`` or one of its enclosing packages (already initialised when ``module`` runs)."""
+    return module == package or module.startswith(package + ".")
 
 
 @functools.cache
@@ -137,6 +171,11 @@ def test_checker_finds_cycles_hidden_in_functions_type_checking_and_relative_imp
         "harness.y": ("y.py", "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import harness.x\n"),
         "harness.p": ("p/__init__.py", "from . import q\nfrom ..x import f\nfrom harness.p import nothing\n"),
         "harness.p.q": ("p/q.py", "from . import y\nimport numpy\n"),
+        # package __init__ edges: importing harness.r.s runs harness/r/__init__, which imports harness.t
+        "harness.t": ("t.py", "from harness.r.s import h\n"),
+        "harness.r": ("r/__init__.py", "from harness.r.u import k\n"),
+        "harness.r.s": ("r/s.py", "h = 1\n"),
+        "harness.r.u": ("r/u.py", "import harness.t\n"),
     }
     mods = {}
     for name, (rel, text) in files.items():
@@ -149,9 +188,14 @@ def test_checker_finds_cycles_hidden_in_functions_type_checking_and_relative_imp
         "harness.y": {"harness.x"},  # under TYPE_CHECKING
         "harness.p": {"harness.p.q", "harness.x"},  # relative, from a package's __init__; the self-import dropped
         "harness.p.q": {"harness.p"},  # `from . import y`: y is no module of harness.p, so harness.p itself
+        "harness.t": {"harness.r.s", "harness.r"},  # the package whose __init__ runs first
+        "harness.r": {"harness.r.u"},  # its own submodule: no edge back to itself
+        "harness.r.s": set(),
+        "harness.r.u": {"harness.t"},
     }
     assert sorted(c for c in strongly_connected_components(graph) if len(c) > 1) == [
         ["harness.p", "harness.p.q"],
+        ["harness.r", "harness.r.u", "harness.t"],
         ["harness.x", "harness.y"],
     ]
     assert all(len(c) == 1 for c in strongly_connected_components({"a": {"b"}, "b": {"c"}, "c": set()}))
@@ -163,6 +207,137 @@ def test_import_graph_has_no_cycle():
     assert len(graph) > 50 and "harness.metrics.relevance" in graph["harness.metrics"]
     cycles = [c for c in strongly_connected_components(graph) if len(c) > 1]
     assert cycles == [], f"import cycles: {cycles}"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The package graph: layers, bottom first. A package may import packages of strictly lower layers only. A new
+# top-level package or module gets a layer here (the test names it when it has none).
+
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"errors", "nfc", "progress", "harness"}),  # `harness`: the root package's own __init__
+    frozenset({"ranking", "levels", "io", "memory", "stats"}),  # stats: pure numerics, knows no metric or report
+    frozenset({"corpus", "goldset"}),  # corpus files, chunkers, quote search; the gold-set model
+    frozenset({"metrics", "retrieve", "validate"}),
+    frozenset({"curation", "evaluation", "studies"}),  # gold-set authoring; runs, compare, gate; the studies
+    frozenset({"report"}),  # every rendering
+    frozenset({"cli", "api"}),  # the two front ends: the command line and the Python API (harness.api)
+    frozenset({"__main__"}),
+)
+
+
+def package_of(module: str) -> str:
+    """``harness.report.html.sections`` -> ``report``; ``harness.io`` -> ``io``; ``harness`` -> ``harness``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, dict[str, list[str]]]:
+    """``{package: {package it imports: ["module -> module", ...]}}`` (edges inside one package left out)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for m, targets in graph.items():
+        a = package_of(m)
+        row = out.setdefault(a, {})
+        for t in sorted(targets):
+            b = package_of(t)
+            if a != b:
+                row.setdefault(b, []).append(f"{m} -> {t}")
+    return out
+
+
+def layer_violations(pgraph: dict[str, dict[str, list[str]]]) -> list[str]:
+    """Each package edge that does not go to a strictly lower layer, with the module edges behind it."""
+    rank = {p: i for i, layer in enumerate(LAYERS) for p in layer}
+    bad = [f"{p}: in no layer of LAYERS" for p in sorted(pgraph) if p not in rank]
+    for a, row in sorted(pgraph.items()):
+        for b, why in sorted(row.items()):
+            if a in rank and b in rank and rank[b] >= rank[a]:
+                bad.append(f"{a} -> {b} (layer {rank[a]} -> {rank[b]}): {'; '.join(why)}")
+    return bad
+
+
+def test_layer_checker_on_a_toy_graph():
+    """The checker names an upward edge with its modules, a same-layer edge, and a package without a layer."""
+    graph = {
+        "harness.stats.x": {"harness.errors"},  # down: fine
+        "harness.corpus.a": {"harness.goldset.b"},  # same layer: refused
+        "harness.metrics.c": {"harness.report.d", "harness.metrics.e"},  # up: refused; inside metrics: ignored
+        "harness.newpkg.f": {"harness.io"},
+    }
+    bad = layer_violations(package_graph(graph))
+    assert bad == [
+        "newpkg: in no layer of LAYERS",
+        "corpus -> goldset (layer 2 -> 2): harness.corpus.a -> harness.goldset.b",
+        "metrics -> report (layer 3 -> 5): harness.metrics.c -> harness.report.d",
+    ]
+    assert layer_violations(package_graph({"harness.stats.x": {"harness.errors"}})) == []
+
+
+def test_package_graph_follows_the_layers():
+    """Function-level, ``TYPE_CHECKING`` and package-``__init__`` edges counted (:func:`imports_of`)."""
+    pgraph = package_graph(import_graph())
+    assert {"corpus", "goldset", "validate", "curation", "report", "cli"} <= set(pgraph)
+    assert layer_violations(pgraph) == []
+    flat = {a: set(row) for a, row in pgraph.items()}
+    assert [c for c in strongly_connected_components(flat) if len(c) > 1] == []
+
+
+def test_the_layers_are_disjoint():
+    names = [p for layer in LAYERS for p in layer]
+    assert len(names) == len(set(names))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Imports at run time, in fresh interpreters
+
+MAX_LIGHT_MODULES = 25
+
+
+def _fresh_env(tmp: Path) -> dict[str, str]:
+    """The test's environment with bytecode cached under ``tmp`` (each fresh interpreter would otherwise compile
+    every module again on a machine with ``PYTHONDONTWRITEBYTECODE``), nothing written into the checkout."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _import_alone(module: str, env: dict[str, str]) -> tuple[str, int, str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import {module}"], env=env, cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    return module, proc.returncode, (proc.stderr.strip().splitlines() or [""])[-1]
+
+
+@pytest.mark.slow
+def test_every_module_imports_alone_in_a_fresh_interpreter(tmp_path):
+    """``python -c "import harness.X"`` succeeds for every module X, each in its own interpreter (an import cycle
+    through a package ``__init__`` fails only when the cycle's module is imported first). One subprocess per module,
+    as many at a time as there are cores. ``harness.__main__`` runs the CLI, so it is left out."""
+    env = _fresh_env(tmp_path / "pycache")
+    modules = sorted(m for m in package_modules() if m != "harness.__main__")
+    _import_alone("harness", env)  # warm the bytecode cache of the dependencies once
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        failed = [r for r in pool.map(lambda m: _import_alone(m, env), modules) if r[1] != 0]
+    assert failed == []
+
+
+def _loaded_by(module: str, env: dict[str, str]) -> list[str]:
+    code = (
+        f"import sys, {module}\n"
+        "print('\\n'.join(sorted(m for m in sys.modules if m == 'harness' or m.startswith('harness.'))))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, check=True)
+    return proc.stdout.split()
+
+
+@pytest.mark.parametrize("module", ["harness.validate", "harness.report.format"])
+def test_light_entry_points_load_few_modules(module, tmp_path):
+    """Validating a gold set does not load runs, gates or studies; the shared formatters load no report model (issue
+    27: they loaded 79 and 51 harness modules)."""
+    loaded = _loaded_by(module, _fresh_env(tmp_path / "pycache"))
+    assert module in loaded
+    assert len(loaded) <= MAX_LIGHT_MODULES, loaded
+    assert not any(m.startswith(("harness.evaluation.gate", "harness.studies", "harness.report.model")) for m in loaded)
 
 
 def test_goldset_corrections_does_not_import_the_validator():
@@ -215,3 +390,72 @@ def test_importorskip_checker_sees_attribute_and_bare_calls(tmp_path):
 def test_no_test_skips_when_a_project_module_is_missing():
     found = set().union(*(importorskip_calls(p) for p in sorted(TESTS.rglob("*.py"))))
     assert found == set(), f"import the project's own modules plainly: {sorted(found)}"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The CLI: one error handler
+
+
+def test_cli_commands_leave_harness_errors_to_the_one_handler():
+    """No command of ``harness/cli`` catches :class:`HarnessError` itself (:class:`harness.cli._common.HarnessTyper`
+    turns it into one line and its exit code); ``_common.py``'s own helpers and the app callback may."""
+    found = []
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
+        if path.name == "_common.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            caught = node.type if isinstance(node, ast.ExceptHandler) else None
+            if isinstance(caught, ast.Name) and caught.id == "HarnessError":
+                found.append(f"{path.name}:{node.lineno}")
+    assert found == []
+
+
+def test_the_handler_turns_a_harness_error_into_one_line_and_its_exit_code():
+    from typer.testing import CliRunner
+
+    from harness.cli._common import HarnessTyper
+    from harness.errors import HarnessInputError
+
+    app = HarnessTyper()
+
+    @app.command()
+    def fails(name: str = "x") -> None:
+        """A command that refuses its input."""
+        raise HarnessInputError(f"--name {name}: refused")
+
+    @app.command()
+    def works() -> None:
+        print("ok")
+
+    r = CliRunner().invoke(app, ["fails", "--name", "y"])
+    assert r.exit_code == 2 and r.output.strip() == "error: --name y: refused"
+    assert CliRunner().invoke(app, ["works"]).output == "ok\n"
+    assert fails.__name__ == "fails"  # the decorator gives the function back unchanged
+
+
+def test_default_depths_and_ks_are_declared_once():
+    """``DEFAULT_KS`` and the 50/200 ranking depths live in :mod:`harness.metrics.defaults`; the others read them.
+    The CLI writes the two depths as literals (importing the metrics registry would load pydantic on every
+    ``--help``), so they are pinned to the library's here."""
+    import typer
+
+    import harness.evaluation.pipeline as pipeline
+    import harness.report.model as model
+    import harness.studies.coverage.population as population
+    import harness.studies.known_item.systems as known_item
+    from harness.cli import app
+    from harness.metrics import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
+
+    assert pipeline.DEFAULT_KS is DEFAULT_KS and model.DEFAULT_KS is DEFAULT_KS
+    assert (pipeline.DEFAULT_DOC_DEPTH, pipeline.DEFAULT_CHUNK_DEPTH) == (DEFAULT_DOC_DEPTH, DEFAULT_CHUNK_DEPTH)
+    assert known_item.DEFAULT_DEPTH == population.RR_DEPTH == DEFAULT_CHUNK_DEPTH
+    commands = typer.main.get_command(app).commands
+    for verb in ("run", "evaluate"):
+        params = {p.name: p.default for p in commands[verb].params}
+        assert (params["doc_depth"], params["chunk_depth"]) == (DEFAULT_DOC_DEPTH, DEFAULT_CHUNK_DEPTH), verb
+    declared = [
+        p.relative_to(REPO)
+        for p in package_modules().values()
+        if "DEFAULT_KS = (" in p.read_text(encoding="utf-8") or "DEFAULT_KS: tuple" in p.read_text(encoding="utf-8")
+    ]
+    assert declared == [Path("harness/metrics/defaults.py")]

@@ -135,7 +135,7 @@ def _same_scores(a: BM25Index, b: BM25Index) -> None:
 
 
 def _counts_index(ids, toks, a, batch=7) -> BM25Index:
-    from harness.retrieve.bm25 import count_terms
+    from harness.retrieve.counts import count_terms
 
     vocab: dict[str, int] = {}
     parts = [count_terms(toks[s : s + batch], vocab, s) for s in range(0, len(toks), batch)]
@@ -181,10 +181,10 @@ def test_system_integer_build_equals_token_list_build(
     import harness.retrieve.counts as counts_mod
 
     monkeypatch.setattr(system_mod, "ANALYSIS_BATCH", batch)
-    monkeypatch.setattr(bm25_mod, "DOC_BLOCK", block)
+    monkeypatch.setattr(counts_mod, "DOC_BLOCK", block)
     monkeypatch.setattr(bm25_mod, "CSC_BLOCK", block)
     if not ordered:  # documents out of chunk order: the one-sort fallback of _document_sums
-        real = bm25_mod._document_sums
+        real = counts_mod._document_sums
 
         def shuffled(chunk_doc, *a):
             n_docs = a[-1]
@@ -261,7 +261,7 @@ def test_integer_build_bit_identical_on_real_chunks():
 def test_sum_by_key_equals_a_dictionary_sum(rows):
     from collections import Counter
 
-    from harness.retrieve.bm25.index import _sum_by_key
+    from harness.retrieve.counts import _sum_by_key
 
     keys = np.asarray([k for k, _ in rows], dtype=np.int64)
     w = np.asarray([c for _, c in rows], dtype=np.int32)
@@ -277,7 +277,7 @@ def test_sum_by_key_equals_a_dictionary_sum(rows):
 def test_document_sums_by_ranges_equal_one_sort(seed, block):
     """The per-document-range path of _document_sums equals one sort over all rows (documents without chunks,
     extra tokens only, empty inputs included)."""
-    import harness.retrieve.bm25.index as bm25_mod
+    import harness.retrieve.counts as counts_mod
 
     rng = np.random.default_rng(seed)
     n_docs, n_chunks, v = int(rng.integers(1, 6)), int(rng.integers(0, 12)), int(rng.integers(1, 7))
@@ -293,11 +293,11 @@ def test_document_sums_by_ranges_equal_one_sort(seed, block):
     ne = int(rng.integers(0, 6))
     e_item = rng.integers(0, n_docs, ne).astype(np.int64)
     e_term = rng.integers(0, v, ne).astype(np.int64)
-    saved, bm25_mod.DOC_BLOCK = bm25_mod.DOC_BLOCK, block
+    saved, counts_mod.DOC_BLOCK = counts_mod.DOC_BLOCK, block
     try:
-        k, c = bm25_mod._document_sums(chunk_doc, item, term, count, e_item, e_term, v, n_docs)
+        k, c = counts_mod._document_sums(chunk_doc, item, term, count, e_item, e_term, v, n_docs)
     finally:
-        bm25_mod.DOC_BLOCK = saved
+        counts_mod.DOC_BLOCK = saved
     keys = np.concatenate([chunk_doc[item] * v + term, e_item * v + e_term])
-    ref_k, ref_c = bm25_mod._sum_by_key(keys, np.concatenate([count, np.ones(ne, np.int32)]))
+    ref_k, ref_c = counts_mod._sum_by_key(keys, np.concatenate([count, np.ones(ne, np.int32)]))
     assert k.tolist() == ref_k.tolist() and c.tolist() == ref_c.tolist() and c.dtype == np.int32

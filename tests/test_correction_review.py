@@ -17,13 +17,16 @@ from test_validate import Fixture
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.curation.apply import apply_correction
 from harness.errors import HarnessInputError
+from harness.evaluation.impact import impact_of
 from harness.evaluation.pipeline import run
 from harness.goldset.corrections import correct_goldset, read_correction_file
 from harness.goldset.diff import diff_values
 from harness.goldset.io import load_goldset
-from harness.validate import apply_correction, render, validate
-from harness.validate.diffview import change_text, diff_markdown_lines
+from harness.report.validation import render
+from harness.report.validation_diff import change_text, diff_markdown_lines
+from harness.validate import validate
 from harness.validate.figures import extract_figures, unsupported_figures
 
 runner = CliRunner()
@@ -212,7 +215,7 @@ def test_impact_rescores_the_stored_rankings_against_old_and_new(fx, tmp_path):
             }
         ],
     )
-    r = validate(ds, correction=corr, contract=fx.contract, impact_runs=[path])
+    r = validate(ds, correction=corr, contract=fx.contract, impact=impact_of([path]))
     imp = r.correction.impact
     assert imp["method"] == "cr2" and imp["runs"][0]["run_id"] == "r"
     mrr = imp["runs"][0]["systems"]["bm25"]["mrr"]
@@ -235,9 +238,9 @@ def test_impact_refuses_a_run_scored_against_another_gold_set(fx, tmp_path):
     other = fx.build(lambda rs: rs[0].update(difficulty="hard"))
     corr = write(tmp_path / "c.jsonl", [difficulty_patch()])
     with pytest.raises(HarnessInputError, match="field goldset.sha256: the run was scored against"):
-        validate(other, correction=corr, contract=fx.contract, impact_runs=[path])
+        validate(other, correction=corr, contract=fx.contract, impact=impact_of([path]))
     with pytest.raises(HarnessInputError, match="--impact: re-scoring runs needs a --correction"):
-        validate(ds, contract=fx.contract, impact_runs=[path])
+        validate(ds, contract=fx.contract, impact=impact_of([path]))
 
 
 # ----------------------------------------------------------------------------------------------- README

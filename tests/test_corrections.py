@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from test_validate import Fixture, base_records, fails
 
+from harness.curation.apply import apply_correction
 from harness.errors import HarnessInputError
 from harness.goldset.corrections import (
     bump_minor,
@@ -23,7 +24,8 @@ from harness.goldset.corrections import (
 )
 from harness.goldset.io import load_goldset
 from harness.io import sha256_file
-from harness.validate import apply_correction, render, validate
+from harness.report.validation import render
+from harness.validate import validate
 
 TODAY = dt.date(2026, 12, 1)
 GLUED = 'Esta ley es de "orden público" y de observancia general sin excepción alguna.'

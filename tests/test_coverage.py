@@ -332,7 +332,9 @@ def test_run_coverage_writes_files_and_renders(tmp_path):
     from rich.console import Console
 
     folder = write_population(tmp_path / "ki", icc0_population(d=200))
-    res = run_coverage(folder, reps=200, ks=(5, 10), types=4, per_type=3, b=99, seed=0)
+    from harness.report.study_plots import coverage_figures
+
+    res = run_coverage(folder, reps=200, ks=(5, 10), types=4, per_type=3, b=99, seed=0, plots=coverage_figures)
     names = {Path(f).name for f in res.files}
     assert names == {
         "coverage.json",

@@ -4,8 +4,10 @@ populations, the default-method rule (choice), the evidence file and the generat
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +21,27 @@ from harness.stats.methods import DEFAULTS, INTERVALS, coverage_evidence
 from harness.studies.coverage import load_population
 from harness.studies.coverage.choice import WIDTH_LIMIT, choose_class
 from harness.studies.coverage.evidence import build_evidence, write_evidence
-from harness.studies.coverage.measurements import BEGIN, END, render_block, rewrite_block
 from harness.studies.coverage.results import CoverageResult, DesignResult
 from harness.studies.coverage.suite import PopulationSpec, load_suite, population_specs, run_suite
+
+
+def _benchmark_module(name: str):
+    """A module of ``benchmarks/`` (scripts, not a package), loaded from its file."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses resolve their module through sys.modules
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_measurements = _benchmark_module("coverage_measurements")
+BEGIN, END, render_block, rewrite_block = (
+    _measurements.BEGIN,
+    _measurements.END,
+    _measurements.render_block,
+    _measurements.rewrite_block,
+)
 
 TYPES = ("ley", "acuerdo", "decreto", "norma")
 

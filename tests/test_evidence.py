@@ -13,10 +13,10 @@ from conftest import REAL_CORPUS, REAL_GOLDSET, tiny_records, write_tiny_corpus,
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.corpus.chunker import normalize_text
+from harness.corpus.chunker import normalize_text, normalize_with_offsets
 from harness.corpus.ingest import scan_corpus
 from harness.errors import HarnessInputError, StaleGoldsetError
-from harness.evaluation.evidence import normalize_with_offsets, resolve_evidence
+from harness.evaluation.evidence import resolve_evidence
 from harness.evaluation.pipeline import RunOptions, run
 from harness.goldset.io import load_goldset
 
@@ -221,7 +221,7 @@ def test_gold_set_of_one_chunker_still_refused_on_a_database_of_another(tiny_gol
     set is refused on a database of another chunker."""
     from harness.corpus.ingest import ingest
     from harness.corpus.store import Corpus
-    from harness.validate.corpusview import CorpusView
+    from harness.corpus.view import CorpusView
     from harness.validate.scoring import check_before_scoring
 
     db, _m, _c = ingest(tiny_corpus, tiny_corpus.parent / "w", chunker_id="md-legal-v1")

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.errors import HarnessInputError
 from harness.report import formats, markdown_verbs
-from harness.report.formats import FORMAT_KINDS, FORMATS, KINDS, Result, check_output, emit
+from harness.report.formats import FORMATS, KINDS, REPORT, Format, Result, check_format, check_output, emit, formats_of
 
 runner = CliRunner()
 
@@ -57,21 +57,51 @@ def test_every_verb_takes_format_and_out(verb):
         assert "--json" in params and params["--json"].hidden
 
 
-#: The formats of every kind (junit is the gate's only).
-GENERAL = [f for f in FORMATS if f not in FORMAT_KINDS]
+#: The formats of every verb kind (junit is the gate's only, html the report's).
+GENERAL = [f.name for f in FORMATS.values() if f.kinds is None]
 
 
 def test_registry_covers_every_kind_in_every_format():
-    assert set(FORMATS) == {"table", "json", "markdown", "junit", "csv", "tsv"}
-    assert FORMAT_KINDS == {"junit": ("gate",), "csv": ("run",), "tsv": ("run",)}  # long tables: harness.report.tables
-    assert set(KINDS) == set(formats._TABLES) == set(markdown_verbs._RENDERERS)
+    assert list(FORMATS) == ["table", "json", "markdown", "junit", "html", "csv", "tsv"]
+    assert {f.name: f.extension for f in FORMATS.values()} == {
+        "table": "txt", "json": "json", "markdown": "md", "junit": "xml", "html": "html", "csv": "csv",
+        "tsv": "tsv",
+    }  # fmt: skip
+    assert formats_of(None) == GENERAL == ["table", "json", "markdown"]
+    assert formats_of("gate") == ["table", "json", "markdown", "junit"]
+    assert formats_of("run") == ["table", "json", "markdown", "csv", "tsv"]  # long tables: harness.report.tables
+    assert formats_of(REPORT) == ["markdown", "html", "csv", "tsv"]
+    assert set(KINDS) == set(formats._TABLES) == set(markdown_verbs._RENDERERS) - {REPORT}
+    assert check_format("md", REPORT) == "markdown" and check_format("md", "run") == "markdown"
+    with pytest.raises(HarnessInputError, match="--format html: applies to report only"):
+        check_format("html", "run")
+    with pytest.raises(HarnessInputError, match="--format json: applies to every verb's result only"):
+        check_format("json", REPORT)
+    with pytest.raises(HarnessInputError, match="--format: 'pdf' is not one of markdown, html, csv, tsv"):
+        check_format("pdf", REPORT)
 
 
-def test_a_new_format_is_one_renderer_and_one_line(monkeypatch, capsys):
+def test_a_new_format_is_one_renderer_and_one_line(monkeypatch, tmp_path):
+    """One ``Format(...)`` entry reaches every verb (its kind checked before any work) and ``harness report``,
+    whose default output file takes the format's extension."""
     seen = []
-    monkeypatch.setitem(FORMATS, "yaml", lambda result, console: seen.append(result.kind))
-    emit(Result("power", {"x": 1}), "yaml")
+
+    def render(result, console):
+        seen.append(result.kind)
+        console.file.write(f"kind: {result.kind}\n")
+
+    monkeypatch.setitem(FORMATS, "yamlish", Format("yamlish", render, "yml", report=True))
+    emit(Result("power", {"x": 1}), "yamlish")
     assert seen == ["power"]
+    assert check_format("yamlish", "run") == "yamlish" and "yamlish" in formats_of(REPORT)
+    a, _b = _values(shift=0.05)
+    base = make_run(tmp_path, "base", {"bm25": a})
+    monkeypatch.chdir(tmp_path)
+    r = invoke("report", base, "--format", "yamlish")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "report.yml").read_text("utf-8") == "kind: report\n" and seen[-1] == REPORT
+    r = invoke("power", "--run", base, "--format", "yamlish")
+    assert r.exit_code == 0 and r.stdout == "kind: power\n"
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.corpus.chunker import get_chunker, normalize_text
 from harness.corpus.ingest import scan_corpus
+from harness.curation.importers import import_beir, import_qrels, read_queries, read_trec_qrels
 from harness.errors import HarnessInputError
 from harness.evaluation.pipeline import NO_EVIDENCE_NOTE, RunOptions, score_results
-from harness.goldset.importers import import_beir, import_qrels, read_queries, read_trec_qrels
 from harness.goldset.io import load_goldset
 from harness.retrieve.base import QueryResult
 from harness.validate import load_contract, validate

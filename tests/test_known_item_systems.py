@@ -85,8 +85,28 @@ def _outcomes(res, name: str) -> tuple:
     return o.hit.tolist(), o.rank.tolist(), o.tie.tolist(), o.tie_decided_hit.tolist()
 
 
-def test_every_base_kind_of_the_registry_has_a_batched_face():
-    assert set(FACES) == set(KINDS)
+def test_every_batched_face_is_a_base_kind_of_the_registry():
+    """A batched face is a speed-up: a base kind without one ranks on the per-query face (next test)."""
+    assert set(FACES) <= set(KINDS) and {"bm25", "tfidf", "vector"} <= set(FACES)
+
+
+def test_a_base_kind_without_a_batched_face_ranks_per_query_with_its_own_system(tmp_path, monkeypatch):
+    """A new registry kind needs no known-item code: without a face, the kind's own system (opened by the registry
+    on an ingest of the corpus under the study's chunker) is ranked per query. Checked on tfidf, whose batched face
+    it must reproduce outcome for outcome (hits, ranks, ties)."""
+    import harness.studies.known_item.systems as systems_mod
+
+    dense = write_dense_corpus(tmp_path / "dense")
+    kw = dict(query_words=4, workers=1, workdir=tmp_path / "wd")
+    ref = run_known_item(dense, None, systems=["tfidf"], **kw)
+    monkeypatch.delitem(systems_mod.FACES, "tfidf")
+    res = run_known_item(dense, None, systems=["tfidf"], **kw)
+    assert _outcomes(res, "tfidf") == _outcomes(ref, "tfidf") and res.outcomes["tfidf"].hit.sum() > 0
+    cfg = res.summary["systems"]["tfidf"]["config"]
+    assert cfg["kind"] == "tfidf" and cfg["path"].startswith("per-query: ranked to 200 chunks")
+    assert "over an ingest of the corpus (md-words-v1)" in cfg["path"]
+    with pytest.raises(HarnessInputError, match="kind tfidf has no batched known-item face.*--chunk-words 100"):
+        run_known_item(dense, None, systems=["tfidf"], chunk_words=50, **kw)
 
 
 def test_a_py_retriever_on_the_per_query_face_gives_the_batched_bm25_outcomes(corpus, plugin):

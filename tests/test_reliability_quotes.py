@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from harness.corpus.quotes import COMPARED_CHARS, EXCERPT_CHARS, closest_match, excerpt
 from harness.report.formats import Result, emit
 from harness.validate import validate
-from harness.validate.quotes import COMPARED_CHARS, EXCERPT_CHARS, closest_match, excerpt
 
 CONTRACT = """contract_format = 1
 dataset = "tiny"

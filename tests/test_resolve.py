@@ -16,14 +16,14 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.corpus.chunker import normalize_text
+from harness.corpus.quotes import check_quote
+from harness.corpus.view import open_corpus
+from harness.curation.build import id_prefix, starter_contract
+from harness.curation.resolve import ResolveError, resolve_goldset, resolve_records
 from harness.errors import HarnessInputError
-from harness.goldset.build import id_prefix, starter_contract
 from harness.goldset.io import format_validation_error, load_goldset
-from harness.goldset.resolve import ResolveError, resolve_goldset, resolve_records
 from harness.goldset.schema import GoldRecord
 from harness.validate import load_contract, validate
-from harness.validate.corpusview import open_corpus
-from harness.validate.quotes import check_quote
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT.parent / "shared" / "reference" / "dof-rag-eval-v4"

@@ -116,17 +116,17 @@ def test_report_recomputes_summaries_on_the_subset(runs, tmp_path):
     assert s.overall["recall@1"].mean == pytest.approx((vals["SP-001"] + vals["MD-001"]) / 2, abs=1e-15)
     assert s.overall["recall@1"].intervals["cr2"].n_clusters == 2
     res = _run(["report", str(runs["a"]), str(runs["b"]), "--format", "tsv", "--out", str(tmp_path / "r.tsv"),
-                "--category", "multi_document"])  # fmt: skip
+                "--category", "single_passage"])  # fmt: skip
     assert res.exit_code == 0, res.output
     rows = list(csv.DictReader((tmp_path / "r.tsv").open(encoding="utf-8"), delimiter="\t"))
-    assert {r["run_id"] for r in rows} == {"a", "b"} and {r["qid"] for r in rows if r["qid"]} == {"MD-001"}
+    assert {r["run_id"] for r in rows} == {"a", "b"} and {r["qid"] for r in rows if r["qid"]} == {"SP-001", "SP-002"}
     res = _run(["report", str(runs["a"]), "--format", "markdown", "--out", "-", "--qids", "SP-001,MD-001"])
     assert res.exit_code == 0 and "subset qids SP-001, MD-001, 2 clusters" in res.stdout
 
 
 def test_csv_is_refused_for_verbs_without_a_table(runs):
     res = _run(["compare", str(runs["a"]), str(runs["b"]), "--format", "csv"])
-    assert res.exit_code == 2 and "applies to run only" in res.output
+    assert res.exit_code == 2 and "applies to run, report only" in res.output
 
 
 def test_timings_carry_their_units_and_peak_memory_is_recorded(tiny_corpus, tiny_goldset, tmp_path):

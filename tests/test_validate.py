@@ -16,16 +16,16 @@ from rich.console import Console
 
 from harness.corpus.chunker import decode_source, get_chunker
 from harness.corpus.ingest import scan_corpus
+from harness.corpus.quotes import check_quote, closest_match
+from harness.corpus.view import open_corpus
 from harness.errors import HarnessInputError
+from harness.report.validation import render
 from harness.validate import (
     RULE_INFO,
     contract_slug,
     load_contract,
-    render,
     validate,
 )
-from harness.validate.corpusview import open_corpus
-from harness.validate.quotes import check_quote, closest_match
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT.parent / "shared" / "reference" / "dof-rag-eval-v4"

@@ -9,6 +9,7 @@ the meaning of a result (few clusters, questions missing, ...) still print. ``--
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -26,8 +27,31 @@ from harness.errors import HarnessError, HarnessInputError
 #: unrelated project).
 DISTRIBUTION = "harness-rag-eval"
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Retrieval benchmark harness for RAG systems.")
-goldset_app = typer.Typer(no_args_is_help=True, help="Gold-set maintenance.")
+
+class HarnessTyper(typer.Typer):
+    """A :class:`typer.Typer` whose commands share one error handler: a :class:`~harness.errors.HarnessError`
+    raised anywhere in a command becomes one ``error: ...`` line on stderr and the error's exit code (2 for unusable
+    input), the way every verb reports it. Commands therefore hold no ``try/except HarnessError`` of their own."""
+
+    def command(self, *args, **kwargs):
+        register = super().command(*args, **kwargs)
+
+        def decorator(f):
+            @functools.wraps(f)
+            def handled(*a, **kw):
+                try:
+                    return f(*a, **kw)
+                except HarnessError as exc:
+                    _fail(exc)
+
+            register(handled)
+            return f
+
+        return decorator
+
+
+app = HarnessTyper(add_completion=False, no_args_is_help=True, help="Retrieval benchmark harness for RAG systems.")
+goldset_app = HarnessTyper(no_args_is_help=True, help="Gold-set maintenance.")
 app.add_typer(goldset_app, name="goldset")
 
 _WIDTH = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "150"))
@@ -177,7 +201,10 @@ def _csv_ints(text: str, name: str) -> tuple[int, ...]:
 
 
 FORMAT = typer.Option(
-    "table", "--format", help="Output format: table (rich, for a terminal), json (one envelope) or markdown."
+    "table",
+    "--format",
+    help="Output format: table (rich, for a terminal), json (one envelope), markdown, or a registered one "
+    "(harness.report.formats.FORMATS; junit for gate).",
 )
 OUT = typer.Option("-", "--out", help="Write the output to FILE, atomically (- = stdout); its folder must exist.")
 RESULT_OUT = typer.Option(
@@ -197,11 +224,8 @@ def output_format(
     if as_json:
         notice("note: --json is deprecated; use --format json")
         fmt = "json"
-    try:
-        check_format(fmt, kind)
-        check_output(out, field=field)
-    except HarnessError as exc:
-        _fail(exc)
+    fmt = check_format(fmt, kind)  # a HarnessError: one line and exit 2 (the commands' one handler)
+    check_output(out, field=field)
     return fmt
 
 
@@ -210,7 +234,4 @@ def emit(kind: str, value, fmt: str, out: str, *, path=None, field: str = "--out
     from harness.report.formats import Result
     from harness.report.formats import emit as do_emit
 
-    try:
-        do_emit(Result(kind, value, path), fmt, out, console=console, field=field, err=err_console)
-    except HarnessError as exc:
-        _fail(exc)
+    do_emit(Result(kind, value, path), fmt, out, console=console, field=field, err=err_console)

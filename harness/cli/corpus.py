@@ -8,9 +8,9 @@ from pathlib import Path
 import typer
 
 from harness.cli._checks import at_least
-from harness.cli._common import WORKDIR, _fail, app, console
+from harness.cli._common import WORKDIR, app, console
 from harness.cli.run import MODEL_HELP
-from harness.errors import HarnessError, HarnessInputError
+from harness.errors import HarnessInputError
 
 
 @app.command()
@@ -24,10 +24,7 @@ def ingest(
     from harness.corpus.ingest import ingest as do_ingest
 
     t0 = time.perf_counter()
-    try:
-        db, man, created = do_ingest(corpus_dir, workdir, chunker_id=chunker, name=name, progress=True)
-    except HarnessError as exc:
-        _fail(exc)
+    db, man, created = do_ingest(corpus_dir, workdir, chunker_id=chunker, name=name, progress=True)
     state = "ingested" if created else "unchanged, nothing to do"
     secs = man.ingest_seconds if created else time.perf_counter() - t0
     what = "read, chunk and store: the manifest's ingest_seconds" if created else "checking the corpus"
@@ -74,49 +71,46 @@ def embed(
     from harness.retrieve.embed import load_embedder
     from harness.retrieve.vector import VectorIndex
 
-    try:
-        opts = vector_options(model, index_fraction, until, "sqlite-vec", binarize, rescore)
-        if engine not in ("local", "ray"):
-            raise HarnessInputError(f"--engine: {engine!r} is not 'local' or 'ray'")
-        if workers is not None and workers < 1:
-            raise HarnessInputError(f"--workers: must be >= 1 (got {workers})")
-        db, _man, _created = do_ingest(corpus, workdir, progress=True)
-        with Corpus(db) as cp:
-            if engine == "ray":
-                from harness.retrieve.ray_embed import ray_build
+    opts = vector_options(model, index_fraction, until, "sqlite-vec", binarize, rescore)
+    if engine not in ("local", "ray"):
+        raise HarnessInputError(f"--engine: {engine!r} is not 'local' or 'ray'")
+    if workers is not None and workers < 1:
+        raise HarnessInputError(f"--workers: must be >= 1 (got {workers})")
+    db, _man, _created = do_ingest(corpus, workdir, progress=True)
+    with Corpus(db) as cp:
+        if engine == "ray":
+            from harness.retrieve.ray_embed import ray_build
 
-                stats = ray_build(
-                    cp,
-                    workdir,
-                    model=opts.model,
-                    index_fraction=opts.index_fraction,
-                    until=opts.until,
-                    workers=workers or 2,
-                    device=device,
-                    shard_size=shard_size,
-                    binarize=opts.binarize,
-                    progress=True,
-                )
-                console.print(stats)
-                return
-            emb = load_embedder(opts.model, models_dir=workdir / "models")
-            idx = VectorIndex.build(
+            stats = ray_build(
                 cp,
                 workdir,
-                emb,
+                model=opts.model,
                 index_fraction=opts.index_fraction,
                 until=opts.until,
-                progress=True,
-                batch_chunks=batch_chunks,
+                workers=workers or 2,
+                device=device,
+                shard_size=shard_size,
                 binarize=opts.binarize,
-                rescore=opts.rescore,
-                workers=workers,
+                progress=True,
             )
-            cov = idx.coverage()
-            st = idx.build_stats
-            floats = idx.float_vectors().nbytes if opts.rescore else None
-    except HarnessError as exc:
-        _fail(exc)
+            console.print(stats)
+            return
+        emb = load_embedder(opts.model, models_dir=workdir / "models")
+        idx = VectorIndex.build(
+            cp,
+            workdir,
+            emb,
+            index_fraction=opts.index_fraction,
+            until=opts.until,
+            progress=True,
+            batch_chunks=batch_chunks,
+            binarize=opts.binarize,
+            rescore=opts.rescore,
+            workers=workers,
+        )
+        cov = idx.coverage()
+        st = idx.build_stats
+        floats = idx.float_vectors().nbytes if opts.rescore else None
     rate = f", {st['texts_per_second']:.1f} texts/s" if st.get("texts_per_second") else ""
     console.print(
         f"{emb.model_id} ({emb.dim} {idx.binarize} bits): {cov['n_indexed_chunks']}/{cov['n_total_chunks']} chunks "

@@ -22,7 +22,7 @@ from harness.cli._common import (
     output_format,
     warn,
 )
-from harness.errors import HarnessError, HarnessInputError
+from harness.errors import HarnessInputError
 
 CORRECTION = typer.Option(
     None,
@@ -78,12 +78,9 @@ def validate(
     """
     from harness.validate import validate as do_validate
 
-    fmt = output_format(fmt, as_json, out=out)
-    try:
-        files = _correction_files(correction, author, description)
-        report = do_validate(dataset, corpus_dir=corpus, correction=files, contract=contract, impact_runs=impact or ())
-    except HarnessError as exc:
-        _fail(exc)
+    fmt = output_format(fmt, as_json, out=out, kind="validation")
+    files = _correction_files(correction, author, description)
+    report = do_validate(dataset, corpus_dir=corpus, correction=files, contract=contract, impact=_impact(impact))
     note = report.skipped_note()
     if note:
         _say(note, err=True)
@@ -117,24 +114,28 @@ def goldset_apply(
 
     Needs --corpus (or --structural-only). The new folder's README statistics are regenerated from the records.
     """
-    from harness.validate import apply_correction
+    from harness.curation.apply import apply_correction
 
-    fmt = output_format(fmt, out=result_out, field="--result-out")
-    try:
-        files = _correction_files(correction, author, description)
-        res = apply_correction(
-            dataset,
-            files,
-            out,
-            corpus_dir=corpus,
-            structural_only=structural_only,
-            contract=contract,
-            impact_runs=impact or (),
-        )
-    except HarnessError as exc:
-        _fail(exc)
+    fmt = output_format(fmt, out=result_out, field="--result-out", kind="goldset-apply")
+    files = _correction_files(correction, author, description)
+    res = apply_correction(
+        dataset,
+        files,
+        out,
+        corpus_dir=corpus,
+        structural_only=structural_only,
+        contract=contract,
+        impact=_impact(impact),
+    )
     emit("goldset-apply", res, fmt, result_out, path=res.out_dir, field="--result-out")
     raise typer.Exit(res.exit_code)
+
+
+def _impact(runs: list[Path] | None):
+    """The ``--impact`` runs as the validator's metric-impact hook (``None`` without runs)."""
+    from harness.evaluation.impact import impact_of
+
+    return impact_of(runs) if runs else None
 
 
 def _say(text: str, *, err: bool = False) -> None:
@@ -158,8 +159,8 @@ def goldset_resolve(
     Exit 0 written, 1 resolved but a validation rule fails (nothing written), 2 a quote or record that cannot be
     resolved, or unusable input (one line per problem; nothing written).
     """
-    from harness.goldset.resolve import ResolveError, resolve_goldset
-    from harness.validate import render
+    from harness.curation.resolve import ResolveError, resolve_goldset
+    from harness.report.validation import render
 
     try:
         res = resolve_goldset(records, corpus, out, chunker=chunker, name=name, version=version, contract=contract)
@@ -167,8 +168,6 @@ def goldset_resolve(
         for line in exc.problems:
             _say(line, err=True)
         _fail(HarnessInputError(f"{len(exc.problems)} problem(s) above; nothing written"))
-    except HarnessError as exc:
-        _fail(exc)
     for note in res.notes:
         notice(f"note: {note}")
     built = res.built
@@ -210,42 +209,39 @@ def goldset_import(
     (grade 1). A BEIR import also writes a corpus folder. Exit 0 written, 1 a validation rule fails (nothing
     written), 2 unusable input.
     """
-    from harness.goldset.importers import import_beir, import_qrels
-    from harness.validate import render
+    from harness.curation.importers import import_beir, import_qrels
+    from harness.report.validation import render
 
-    try:
-        if beir is not None:
-            if qrels is not None or queries is not None or corpus is not None:
-                raise HarnessInputError("--beir: give either --beir DIR or --qrels FILE --queries FILE, not both")
-            res = import_beir(
-                beir,
-                out,
-                split=split,
-                corpus_out=corpus_out,
-                name=name,
-                version=version,
-                category=category,
-                required_rel=required_rel,
-                chunker=chunker,
-            )
-        else:
-            if qrels is None or queries is None:
-                raise HarnessInputError("--qrels: give --qrels FILE and --queries FILE (or --beir DIR)")
-            if corpus_out is not None:
-                raise HarnessInputError("--corpus-out: only a BEIR import writes a corpus folder")
-            res = import_qrels(
-                qrels,
-                queries,
-                out,
-                corpus_dir=corpus,
-                name=name,
-                version=version,
-                category=category,
-                required_rel=required_rel,
-                chunker=chunker,
-            )
-    except HarnessError as exc:
-        _fail(exc)
+    if beir is not None:
+        if qrels is not None or queries is not None or corpus is not None:
+            raise HarnessInputError("--beir: give either --beir DIR or --qrels FILE --queries FILE, not both")
+        res = import_beir(
+            beir,
+            out,
+            split=split,
+            corpus_out=corpus_out,
+            name=name,
+            version=version,
+            category=category,
+            required_rel=required_rel,
+            chunker=chunker,
+        )
+    else:
+        if qrels is None or queries is None:
+            raise HarnessInputError("--qrels: give --qrels FILE and --queries FILE (or --beir DIR)")
+        if corpus_out is not None:
+            raise HarnessInputError("--corpus-out: only a BEIR import writes a corpus folder")
+        res = import_qrels(
+            qrels,
+            queries,
+            out,
+            corpus_dir=corpus,
+            name=name,
+            version=version,
+            category=category,
+            required_rel=required_rel,
+            chunker=chunker,
+        )
     if res.queries_without_relevant:
         notice(f"note: {len(res.queries_without_relevant)} judged queries have no relevant document and were left out")
     if res.without_required:

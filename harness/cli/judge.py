@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import typer
 
 from harness.cli._checks import at_least, number
-from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format, renamed
+from harness.cli._common import FORMAT, JSON_ALIAS, OUT, app, emit, output_format, renamed
 from harness.errors import HarnessError, HarnessInputError
 
 ALLOW_UNHASHED = typer.Option(
@@ -64,26 +64,23 @@ def compare(
     from harness.evaluation.subset import Subset, load_restricted
 
     fmt = output_format(fmt, as_json, out=out, kind="comparison")
-    try:
-        metric = renamed(metric, [metrics_old] if metrics_old else [], new="--metric", old="--metrics")
-        system_a = renamed(system_a, system_a_old, new="--baseline-system", old="--system-a")
-        system_b = renamed(system_b, system_b_old, new="--candidate-system", old="--system-b")
-        ids = tuple(_metrics(metric, "")) or None  # None: the default list (across chunkers, its budget form)
-        for field, path in (("RUN_A", run_a), ("RUN_B", run_b)):
-            check_hashed(path, allow_unhashed=allow_unhashed, field=field)
-        subset = Subset.of(qids, category)
-        rep = compare_runs(
-            load_restricted(run_a, subset),
-            load_restricted(run_b, subset),
-            metrics=ids,
-            system_a=system_a,
-            system_b=system_b,
-            reps=reps,
-            seed=seed,
-            split=split,
-        )
-    except HarnessError as exc:
-        _fail(exc)
+    metric = renamed(metric, [metrics_old] if metrics_old else [], new="--metric", old="--metrics")
+    system_a = renamed(system_a, system_a_old, new="--baseline-system", old="--system-a")
+    system_b = renamed(system_b, system_b_old, new="--candidate-system", old="--system-b")
+    ids = tuple(_metrics(metric, "")) or None  # None: the default list (across chunkers, its budget form)
+    for field, path in (("RUN_A", run_a), ("RUN_B", run_b)):
+        check_hashed(path, allow_unhashed=allow_unhashed, field=field)
+    subset = Subset.of(qids, category)
+    rep = compare_runs(
+        load_restricted(run_a, subset),
+        load_restricted(run_b, subset),
+        metrics=ids,
+        system_a=system_a,
+        system_b=system_b,
+        reps=reps,
+        seed=seed,
+        split=split,
+    )
     emit("comparison", rep, fmt, out)
 
 
@@ -176,37 +173,32 @@ def gate(
     from harness.report.formats import write_output
 
     fmt = output_format(fmt, out=out, kind="gate")
-    try:
-        fmt, verdict_file = _verdict_target(verdict, fmt, out)
-        system_baseline = renamed(
-            system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline"
-        )
-        system_candidate = renamed(
-            system_candidate, system_candidate_old, new="--candidate-system", old="--system-candidate"
-        )
-        for field, path in (("--baseline", baseline), ("--candidate", candidate)):
-            check_hashed(path, allow_unhashed=allow_unhashed, field=field)
-        subset = Subset.of(qids, category)
-        v = do_gate(
-            load_restricted(baseline, subset),
-            load_restricted(candidate, subset),
-            metric=_metrics(metric, "mrr"),
-            margin=margin,
-            alpha=alpha,
-            system_baseline=system_baseline,
-            system_candidate=system_candidate,
-            guards=list(guard or []),
-            split=split,
-            on_inconclusive=on_inconclusive,
-        )
-        if not subset.is_all:  # every header that names the split names the subset
-            v.split = f"{v.split}, subset {subset.label}"
-        v.report_url = check_report_url(report_url)
-        if verdict_file is not None:
-            text = json.dumps(v.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
-            write_output(text, verdict_file, field="--verdict")
-    except HarnessError as exc:
-        _fail(exc)
+    fmt, verdict_file = _verdict_target(verdict, fmt, out)
+    system_baseline = renamed(system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline")
+    system_candidate = renamed(
+        system_candidate, system_candidate_old, new="--candidate-system", old="--system-candidate"
+    )
+    for field, path in (("--baseline", baseline), ("--candidate", candidate)):
+        check_hashed(path, allow_unhashed=allow_unhashed, field=field)
+    subset = Subset.of(qids, category)
+    v = do_gate(
+        load_restricted(baseline, subset),
+        load_restricted(candidate, subset),
+        metric=_metrics(metric, "mrr"),
+        margin=margin,
+        alpha=alpha,
+        system_baseline=system_baseline,
+        system_candidate=system_candidate,
+        guards=list(guard or []),
+        split=split,
+        on_inconclusive=on_inconclusive,
+    )
+    if not subset.is_all:  # every header that names the split names the subset
+        v.split = f"{v.split}, subset {subset.label}"
+    v.report_url = check_report_url(report_url)
+    if verdict_file is not None:
+        text = json.dumps(v.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+        write_output(text, verdict_file, field="--verdict")
     emit("gate", v, fmt, out)
     raise typer.Exit(v.exit_code)
 
@@ -242,27 +234,22 @@ def power(
     cluster sizes and their CV (DEFF of Eldridge, Ashby & Kerry 2006)."""
     from harness.evaluation.power import power_plan
 
-    fmt = output_format(fmt, as_json, out=out)
-    try:
-        system_baseline = renamed(
-            system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline"
-        )
-        if sided not in ("one", "two"):
-            raise HarnessError(f"--sided: {sided!r} is not one of one, two")
-        plan = power_plan(
-            run,
-            metric=metric,
-            delta=delta,
-            system=system,
-            alpha=alpha,
-            power=target_power,
-            baseline=baseline,
-            system_baseline=system_baseline,
-            one_sided=sided == "one",
-            split=split,
-        )
-    except HarnessError as exc:
-        _fail(exc)
+    fmt = output_format(fmt, as_json, out=out, kind="power")
+    system_baseline = renamed(system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline")
+    if sided not in ("one", "two"):
+        raise HarnessError(f"--sided: {sided!r} is not one of one, two")
+    plan = power_plan(
+        run,
+        metric=metric,
+        delta=delta,
+        system=system,
+        alpha=alpha,
+        power=target_power,
+        baseline=baseline,
+        system_baseline=system_baseline,
+        one_sided=sided == "one",
+        split=split,
+    )
     emit("power", plan, fmt, out)
 
 
@@ -283,21 +270,18 @@ def sweep(
     """Choose a fusion setting on the dev split; report it on the test split beside each of its inputs alone."""
     from harness.evaluation.sweep import sweep as do_sweep
 
-    fmt = output_format(fmt, as_json, out=out)
-    try:
-        for flag, value, method in (("--w", w, "wsum"), ("--k", k, "rrf")):
-            if value is not None and fusion != method:
-                raise HarnessError(f"{flag}: applies to --fusion {method} only (got --fusion {fusion})")
-        grid = w if fusion == "wsum" else k
-        res = do_sweep(
-            run,
-            grid,
-            metric,
-            level,
-            goldset_path=goldset,
-            fusion=fusion,
-            inputs=[x for x in inputs.split(",") if x.strip()],
-        )
-    except HarnessError as exc:
-        _fail(exc)
+    fmt = output_format(fmt, as_json, out=out, kind="sweep")
+    for flag, value, method in (("--w", w, "wsum"), ("--k", k, "rrf")):
+        if value is not None and fusion != method:
+            raise HarnessError(f"{flag}: applies to --fusion {method} only (got --fusion {fusion})")
+    grid = w if fusion == "wsum" else k
+    res = do_sweep(
+        run,
+        grid,
+        metric,
+        level,
+        goldset_path=goldset,
+        fusion=fusion,
+        inputs=[x for x in inputs.split(",") if x.strip()],
+    )
     emit("sweep", res, fmt, out)

@@ -7,8 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._checks import number
-from harness.cli._common import _fail, app, err_console
-from harness.errors import HarnessError
+from harness.cli._common import app, err_console
 
 
 @app.command()
@@ -19,13 +18,13 @@ def report(
         "comparable across chunkers).",
     ),
     out: str = typer.Option(
-        None, "--out", help="Output file, written atomically; - = stdout (default report.html, or report.md)."
+        None, "--out", help="Output file, written atomically; - = stdout (default report.<the format's extension>)."
     ),
     fmt: str = typer.Option(
         "html",
         "--format",
         help="html (self-contained), markdown (pull-request comment), or csv / tsv (the runs' per-question and "
-        "summary numbers as one long table, docs/metrics.md; default file report.csv / report.tsv).",
+        "summary numbers as one long table, docs/tables.md; default file report.csv / report.tsv).",
     ),
     baseline: str = typer.Option(None, "--baseline", help="Baseline system (or run folder) for paired differences."),
     margin: float = typer.Option(0.02, help="Gate margin drawn on the forest plot (>= 0).", callback=number(0)),
@@ -48,34 +47,21 @@ def report(
     from harness.evaluation.metric_choice import chosen_metrics
     from harness.evaluation.subset import Subset, load_report_runs
     from harness.report import write_report
+    from harness.report.formats import FORMATS, REPORT, check_format
 
     if out is None:
-        out = {"markdown": "report.md", "md": "report.md", "csv": "report.csv", "tsv": "report.tsv"}.get(
-            fmt.lower(), "report.html"
-        )
-    try:
-        subset = Subset.of(qids, category)
-        metrics = chosen_metrics(metric, option="--metric")
-        if fmt in ("csv", "tsv"):
-            from harness.report.formats import check_output, write_output
-            from harness.report.tables import delimited, run_rows
-
-            check_output(out)
-            recs = load_report_runs(runs, subset, metrics)
-            text = delimited([r for rec in recs for r in run_rows(rec)], "," if fmt == "csv" else "\t")
-            path = write_output(text, out)
-        else:
-            path = write_report(
-                load_report_runs(runs, subset, metrics),
-                out,
-                fmt=fmt,
-                baseline=baseline,
-                margin=margin,
-                known_item=known_item,
-                coverage=coverage,
-                metrics=metrics or None,
-            )
-    except HarnessError as exc:
-        _fail(exc)
+        out = f"report.{FORMATS[check_format(fmt, REPORT)].extension}"
+    subset = Subset.of(qids, category)
+    metrics = chosen_metrics(metric, option="--metric")
+    path = write_report(
+        load_report_runs(runs, subset, metrics),
+        out,
+        fmt=fmt,
+        baseline=baseline,
+        margin=margin,
+        known_item=known_item,
+        coverage=coverage,
+        metrics=metrics or None,
+    )
     if path is not None:
         err_console.print(f"wrote {path}", highlight=False)

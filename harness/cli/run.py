@@ -13,7 +13,6 @@ from harness.cli._common import (
     OUT,
     RUNS_DIR,
     WORKDIR,
-    _fail,
     app,
     detail,
     emit,
@@ -21,7 +20,7 @@ from harness.cli._common import (
     notice,
     output_format,
 )
-from harness.errors import HarnessError, HarnessInputError
+from harness.errors import HarnessInputError
 
 OVERWRITE = typer.Option(
     False, "--overwrite", help="Replace an existing run record of --run-id (only a folder harness wrote)."
@@ -158,35 +157,32 @@ def run(
 
     fmt = output_format(fmt, as_json, out=out, kind="run")
     quiet = fmt != "table" or is_quiet()
-    try:
-        vector = vector_options(model, index_fraction, until, vector_backend, binarize, rescore)
-        opts = RunOptions(
-            doc_depth=doc_depth,
-            chunk_depth=chunk_depth,
-            clustering=clustering,
-            seed=seed,
-            bootstrap_reps=bootstrap_reps,
-            system_defaults={"vector": vector},
-            split=split,
-            chunker=chunker,
-            metrics=chosen_metrics(metrics),
-            subset=Subset.of(qids, category),
-        )
-        path = do_run(
-            goldset,
-            corpus,
-            split_systems(systems),
-            workdir=workdir,
-            runs_dir=runs_dir,
-            run_id=run_id,
-            options=opts,
-            progress=not quiet,
-            log=None if quiet else notice,
-            overwrite=overwrite,
-        )
-        rec = load_run(path)
-    except HarnessError as exc:
-        _fail(exc)
+    vector = vector_options(model, index_fraction, until, vector_backend, binarize, rescore)
+    opts = RunOptions(
+        doc_depth=doc_depth,
+        chunk_depth=chunk_depth,
+        clustering=clustering,
+        seed=seed,
+        bootstrap_reps=bootstrap_reps,
+        system_defaults={"vector": vector},
+        split=split,
+        chunker=chunker,
+        metrics=chosen_metrics(metrics),
+        subset=Subset.of(qids, category),
+    )
+    path = do_run(
+        goldset,
+        corpus,
+        split_systems(systems),
+        workdir=workdir,
+        runs_dir=runs_dir,
+        run_id=run_id,
+        options=opts,
+        progress=not quiet,
+        log=None if quiet else notice,
+        overwrite=overwrite,
+    )
+    rec = load_run(path)
     for line in _timing_lines(rec.manifest):  # --verbose: every recorded timing under its record key, with its unit
         detail(line)
     emit("run", rec, fmt, out, path=path)
@@ -235,31 +231,28 @@ def evaluate(
     from harness.evaluation.subset import Subset
 
     fmt = output_format(fmt, as_json, out=out, kind="run")
-    try:
-        opts = RunOptions(
-            doc_depth=doc_depth,
-            chunk_depth=chunk_depth,
-            clustering=clustering,
-            seed=seed,
-            bootstrap_reps=bootstrap_reps,
-            split=split,
-            metrics=chosen_metrics(metrics),
-            subset=Subset.of(qids, category),
-        )
-        path = evaluate_rankings(
-            goldset,
-            rankings,
-            runs_dir=runs_dir,
-            run_id=run_id,
-            options=opts,
-            level=level,
-            corpus_dir=corpus,
-            workdir=workdir,
-            log=notice,
-            overwrite=overwrite,
-            progress=True,
-        )
-        rec = load_run(path)
-    except HarnessError as exc:
-        _fail(exc)
+    opts = RunOptions(
+        doc_depth=doc_depth,
+        chunk_depth=chunk_depth,
+        clustering=clustering,
+        seed=seed,
+        bootstrap_reps=bootstrap_reps,
+        split=split,
+        metrics=chosen_metrics(metrics),
+        subset=Subset.of(qids, category),
+    )
+    path = evaluate_rankings(
+        goldset,
+        rankings,
+        runs_dir=runs_dir,
+        run_id=run_id,
+        options=opts,
+        level=level,
+        corpus_dir=corpus,
+        workdir=workdir,
+        log=notice,
+        overwrite=overwrite,
+        progress=True,
+    )
+    rec = load_run(path)
     emit("run", rec, fmt, out, path=path)

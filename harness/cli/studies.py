@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 
 from harness.cli._checks import at_least, int_list
-from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format, renamed
-from harness.errors import HarnessError, HarnessInputError
+from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, app, emit, output_format, renamed
+from harness.errors import HarnessInputError
 
 
 @app.command("known-item")
@@ -59,40 +59,35 @@ def known_item(
 
     from harness.cli.run import vector_options
     from harness.studies.known_item import run_chunk_size_sensitivity, run_known_item, run_study
+    from harness.studies.options import CoverageOptions, KnownItemOptions
 
-    try:
-        vector = vector_options(model, None, None, None, binarize, rescore)
-    except HarnessError as exc:
-        _fail(exc)
-    common = dict(
+    sizes = _csv_ints(chunk_words, "--chunk-words")
+    if chunker is not None and len(sizes) > 1:
+        raise HarnessInputError("--chunker: runs one chunking; give it without a list of --chunk-words")
+    options = KnownItemOptions(
+        chunk_words=sizes[0],
         query_words=query_words,
+        chunker=chunker,
         systems=systems,
         workers=workers,
-        vector_model=vector,
+        vector_model=vector_options(model, None, None, None, binarize, rescore),
         workdir=workdir,
         overwrite=overwrite,
         progress=True,
         chunk_depth=chunk_depth,
     )
-    try:
-        sizes = _csv_ints(chunk_words, "--chunk-words")
-        if chunker is not None:
-            if len(sizes) > 1:
-                raise HarnessInputError("--chunker: runs one chunking; give it without a list of --chunk-words")
-            common["chunker"] = chunker
-        if len(sizes) > 1:
-            kind = "known-item-sensitivity"
-            res = run_chunk_size_sensitivity(corpus, out, sizes=sizes, **common)
-        elif coverage:
-            kind = "known-item-study"
-            k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
-            ks = _csv_ints(k, "--docs-per-sample")
-            res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=ks, **common)
-        else:
-            kind = "known-item"
-            res = run_known_item(corpus, out, chunk_words=sizes[0], **common)
-    except HarnessError as exc:
-        _fail(exc)
+    if len(sizes) > 1:
+        kind = "known-item-sensitivity"
+        res = run_chunk_size_sensitivity(corpus, out, options, sizes=sizes)
+    elif coverage:
+        kind = "known-item-study"
+        k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
+        ks = _csv_ints(k, "--docs-per-sample")
+        cov = CoverageOptions(reps=reps, ks=ks, threads=workers, progress=True, plots=_figures())
+        res = run_study(corpus, out, options, cov)
+    else:
+        kind = "known-item"
+        res = run_known_item(corpus, out, options)
     emit(kind, res, fmt, result_out, path=out, field="--result-out")
 
 
@@ -150,32 +145,46 @@ def coverage_cmd(
 
     from harness.studies.coverage import run_coverage
     from harness.studies.coverage.suite import population_specs, run_suite
+    from harness.studies.options import CoverageOptions
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
-    try:
-        k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
-        b = renamed(b, b_old, new="--bootstrap-reps", old="--B")
-        b = 999 if b is None else b
-        specs = population_specs(population, system=system, outcome=outcome, paired=paired)
-        ks = _csv_ints(k, "--docs-per-sample")
-        common = dict(reps=reps, ks=ks, types=types, per_type=per_type, pps=pps, b=b, seed=seed, threads=threads)
-        if len(specs) == 1 and not write_evidence:
-            sp = specs[0]
-            pop = sp.load() if sp.source == "synthetic" else sp.source
-            res = run_coverage(
-                pop, system=sp.system, outcome=sp.outcome, minus=sp.minus, out_dir=out, progress=True, **common
-            )
-            emit("coverage", res, fmt, result_out, path=out or specs[0].source, field="--result-out")
-            return
-        cache = None if out is None else out / "populations"
-        res = run_suite(specs, out_dir=out, cache_dir=cache, **common)
-        if write_evidence:
-            from harness.studies.coverage.evidence import build_evidence
-            from harness.studies.coverage.evidence import write_evidence as write_ev
+    k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
+    b = renamed(b, b_old, new="--bootstrap-reps", old="--B")
+    b = 999 if b is None else b
+    specs = population_specs(population, system=system, outcome=outcome, paired=paired)
+    ks = _csv_ints(k, "--docs-per-sample")
+    options = CoverageOptions(
+        reps=reps, ks=ks, types=types, per_type=per_type, pps=pps, b=b, seed=seed, threads=threads
+    )
+    if len(specs) == 1 and not write_evidence:
+        sp = specs[0]
+        pop = sp.load() if sp.source == "synthetic" else sp.source
+        res = run_coverage(
+            pop,
+            options,
+            system=sp.system,
+            outcome=sp.outcome,
+            minus=sp.minus,
+            out_dir=out,
+            progress=True,
+            plots=_figures(),
+        )
+        emit("coverage", res, fmt, result_out, path=out or specs[0].source, field="--result-out")
+        return
+    cache = None if out is None else out / "populations"
+    res = run_suite(specs, options, out_dir=out, cache_dir=cache)
+    if write_evidence:
+        from harness.studies.coverage.evidence import build_evidence
+        from harness.studies.coverage.evidence import write_evidence as write_ev
 
-            command = "harness coverage " + " ".join(f"--population {p}" for p in population)
-            ev = build_evidence(res, description=description, corpus=corpus, generated_by=command)
-            res.files.append(str(write_ev(ev, *([] if evidence_file is None else [evidence_file]))))
-    except HarnessError as exc:
-        _fail(exc)
+        command = "harness coverage " + " ".join(f"--population {p}" for p in population)
+        ev = build_evidence(res, description=description, corpus=corpus, generated_by=command)
+        res.files.append(str(write_ev(ev, *([] if evidence_file is None else [evidence_file]))))
     emit("coverage-suite", res, fmt, result_out, path=out, field="--result-out")
+
+
+def _figures():
+    """The coverage study's figure writer (the study layer draws nothing itself; matplotlib loads on first use)."""
+    from harness.report.study_plots import coverage_figures
+
+    return coverage_figures

@@ -50,6 +50,7 @@ __all__ = [
     "decode_source",
     "get_chunker",
     "normalize_text",
+    "normalize_with_offsets",
 ]
 
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
@@ -83,6 +84,43 @@ def normalize_text(text: str) -> str:
         t = _WS_RE.sub(" ", t).strip()
         if t == prev:
             return t
+
+
+def normalize_with_offsets(text: str) -> tuple[str, list[int]]:
+    """``normalize_text(text)`` together with, per output character, the offset of the input character it comes from.
+
+    The steps of :func:`normalize_text` (rule 7 of ``md-words-v1``, repeated until stable)
+    applied to ``(character, offset)`` pairs: a dropped escaping backslash or markup character drops its pair, a
+    translated character keeps its offset, a whitespace run becomes one space at the run's first offset. ``text``
+    must already be NFC (chunk texts are); a property test checks the string equals ``normalize_text``.
+
+    Returns:
+        ``(normalised, offsets)`` with ``len(offsets) == len(normalised)``, offsets strictly increasing in
+        ``[0, len(text))``.
+    """
+    chars = list(text)
+    offs = list(range(len(text)))
+    while True:
+        prev = "".join(chars)
+        drop = {m.start() for m in _BACKSLASH_ESCAPE_RE.finditer(prev)}
+        pairs = [(c, o) for i, (c, o) in enumerate(zip(chars, offs, strict=True)) if i not in drop]
+        pairs = [(t, o) for c, o in pairs if (t := _TRANSLATE.get(ord(c), c)) is not None]
+        cur = "".join(c for c, _ in pairs)
+        out: list[tuple[str, int]] = []
+        last = 0
+        for m in _WS_RE.finditer(cur):
+            out += pairs[last : m.start()]
+            out.append((" ", pairs[m.start()][1]))
+            last = m.end()
+        out += pairs[last:]
+        while out and out[0][0] == " ":
+            out.pop(0)
+        while out and out[-1][0] == " ":
+            out.pop()
+        chars = [c for c, _ in out]
+        offs = [o for _, o in out]
+        if "".join(chars) == prev:
+            return prev, offs
 
 
 def decode_source(data: bytes, *, origin: str = "<bytes>") -> str:

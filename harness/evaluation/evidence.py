@@ -2,15 +2,16 @@
 
 A gold record's evidence is, per gold document, the document plus exact quotes *as written* (``source_quote`` when
 present, else ``quote``; consecutive items sharing one ``source_quote`` are one quote split at chunk boundaries, as
-:mod:`harness.goldset.resolve` writes them). Everything chunker-specific is derived from them:
+:mod:`harness.curation.resolve` writes them). Everything chunker-specific is derived from them:
 
 1. **Locating** (one quote matcher in the project). Each quote is searched in its document re-chunked by the gold
-   set's own chunker (:class:`harness.validate.corpusview.CorpusView`) with
-   :func:`harness.validate.quotes.quote_occurrences` on the chunker-normalised text; among several occurrences the
-   one :func:`harness.goldset.resolve.choose_occurrence` picks with the stored ``chunk_index`` as hint is cited.
-   The occurrence is mapped back to the document's NFC source text (:func:`normalize_with_offsets`): its *evidence
-   characters* are the source characters of its non-space normalised characters (whitespace and the markup the
-   normaliser removes are not evidence). A question's quoted evidence ``E_q`` is their union (overlaps once):
+   set's own chunker (:class:`harness.corpus.view.CorpusView`) with
+   :func:`harness.corpus.quotes.quote_occurrences` on the chunker-normalised text; among several occurrences the
+   one :func:`harness.corpus.quotes.choose_occurrence` picks with the stored ``chunk_index`` as hint is cited.
+   The occurrence is mapped back to the document's NFC source text
+   (:func:`harness.corpus.chunker.normalize_with_offsets`): its *evidence characters* are the source characters of
+   its non-space normalised characters (whitespace and the markup the normaliser removes are not evidence). A
+   question's quoted evidence ``E_q`` is their union (overlaps once):
    :class:`harness.metrics.quoted.QuotedEvidence`, the input of ``evidence_recall@<B>w``.
 2. **Chunks of a chunker X.** The document is chunked by X; a quote's chunks are the chunks of X whose half-open
    ``[char_start, char_end)`` holds one of its evidence characters, in document order. One chunk: the evidence item
@@ -28,71 +29,29 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.corpus.chunker import _BACKSLASH_ESCAPE_RE, _TRANSLATE, Chunk, get_chunker
+from harness.corpus.chunker import Chunk, get_chunker, normalize_with_offsets
+from harness.corpus.quotes import choose_occurrence, quote_occurrences
 from harness.corpus.source import CorpusSource
 from harness.corpus.store import Corpus
+from harness.corpus.view import CorpusView, DocChunks
 from harness.errors import HarnessInputError
 from harness.goldset.io import GoldSet
-from harness.goldset.resolve import choose_occurrence
 from harness.goldset.schema import Evidence, GoldRecord
 from harness.io import atomic_write_json
 from harness.metrics.quoted import ChunkExtent, QuotedEvidence, Spans, merge_spans
-from harness.validate.corpusview import CorpusView, DocChunks
-from harness.validate.quotes import quote_occurrences
 
 __all__ = [
     "CACHE_VERSION",
     "EvidenceResolution",
     "chunk_extents",
-    "normalize_with_offsets",
     "resolve_evidence",
 ]
 
 CACHE_VERSION = 1
 """Version of the cache file layout (a different version is recomputed)."""
-
-_WS_RE = re.compile(r"\s+")
-
-
-def normalize_with_offsets(text: str) -> tuple[str, list[int]]:
-    """``normalize_text(text)`` together with, per output character, the offset of the input character it comes from.
-
-    The steps of :func:`harness.corpus.chunker.normalize_text` (rule 7 of ``md-words-v1``, repeated until stable)
-    applied to ``(character, offset)`` pairs: a dropped escaping backslash or markup character drops its pair, a
-    translated character keeps its offset, a whitespace run becomes one space at the run's first offset. ``text``
-    must already be NFC (chunk texts are); a property test checks the string equals ``normalize_text``.
-
-    Returns:
-        ``(normalised, offsets)`` with ``len(offsets) == len(normalised)``, offsets strictly increasing in
-        ``[0, len(text))``.
-    """
-    chars = list(text)
-    offs = list(range(len(text)))
-    while True:
-        prev = "".join(chars)
-        drop = {m.start() for m in _BACKSLASH_ESCAPE_RE.finditer(prev)}
-        pairs = [(c, o) for i, (c, o) in enumerate(zip(chars, offs, strict=True)) if i not in drop]
-        pairs = [(t, o) for c, o in pairs if (t := _TRANSLATE.get(ord(c), c)) is not None]
-        cur = "".join(c for c, _ in pairs)
-        out: list[tuple[str, int]] = []
-        last = 0
-        for m in _WS_RE.finditer(cur):
-            out += pairs[last : m.start()]
-            out.append((" ", pairs[m.start()][1]))
-            last = m.end()
-        out += pairs[last:]
-        while out and out[0][0] == " ":
-            out.pop(0)
-        while out and out[-1][0] == " ":
-            out.pop()
-        chars = [c for c, _ in out]
-        offs = [o for _, o in out]
-        if "".join(chars) == prev:
-            return prev, offs
 
 
 @dataclass

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest, scan_corpus
 from harness.corpus.store import Corpus
+from harness.corpus.view import CorpusView
 from harness.errors import HarnessInputError
 from harness.evaluation.evidence import EvidenceResolution, chunk_extents, resolve_evidence
 from harness.evaluation.metric_choice import grow_depths, run_metric_ids
@@ -32,16 +33,13 @@ from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
 from harness.memory import peak_rss_mib
 from harness.metrics import ChunkExtent, MetricSpec, aggregate, question_metrics
+from harness.metrics.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
 from harness.progress import stage
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
 from harness.stats import all_intervals, satterthwaite_df
-from harness.validate.corpusview import CorpusView
 from harness.validate.scoring import check_before_scoring, scoring_view
 
-DEFAULT_DOC_DEPTH = 50
-DEFAULT_CHUNK_DEPTH = 200
-DEFAULT_KS = (1, 5, 10, 20)
 NO_EVIDENCE_NOTE = (
     "not applicable: no question of the gold set cites evidence chunks (a documents-only set), so chunk-level "
     "metrics are undefined"

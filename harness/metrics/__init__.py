@@ -69,6 +69,7 @@ from dataclasses import dataclass, field
 from harness.errors import MetricError
 from harness.goldset.schema import CATEGORIES, GoldRecord
 from harness.metrics import budget, documents, evidence, precision
+from harness.metrics.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
 from harness.metrics.family import MetricFamily
 from harness.metrics.quoted import ChunkExtent, QuotedEvidence
 from harness.metrics.relevance import ChunkJudgement, Clamp, DocumentJudgement, Level, positive_int
@@ -76,6 +77,8 @@ from harness.metrics.standard import ap, judged, ndcg, no_relevant, p, r, rr, su
 from harness.ranking import canonical_ranking
 
 __all__ = [
+    "DEFAULT_CHUNK_DEPTH",
+    "DEFAULT_DOC_DEPTH",
     "DEFAULT_KS",
     "METRICS",
     "METRIC_SETS",
@@ -92,9 +95,6 @@ __all__ = [
     "question_metrics",
     "summary_metric_ids",
 ]
-
-DEFAULT_KS: tuple[int, ...] = (1, 5, 10, 20)
-"""Cut-offs of the families summarised at the run's ks (recall, all_hop, hit, evidence_recall) by default."""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -366,8 +366,8 @@ def question_metrics(
     chunk_ranking: Iterable[tuple[str | int, float]] | None,
     *,
     metrics: Iterable[str | MetricSpec] | None = None,
-    doc_depth: int = 50,
-    chunk_depth: int = 200,
+    doc_depth: int = DEFAULT_DOC_DEPTH,
+    chunk_depth: int = DEFAULT_CHUNK_DEPTH,
     ks: Sequence[int] = DEFAULT_KS,
     n_docs_in_corpus: int | None = None,
     n_chunks_in_corpus: int | None = None,

@@ -3,7 +3,7 @@
 * :func:`write_report` (``harness report``): one self-contained HTML file (:mod:`harness.report.html`) or a Markdown
   summary for a pull-request comment (:mod:`harness.report.markdown`) of a
   :class:`~harness.report.model.ReportData` (:func:`~harness.report.model.build_report`);
-* :mod:`harness.report.formats`: the registry of output formats of the other verbs (``--format table|json|markdown``).
+* :mod:`harness.report.formats`: the one registry of output formats, of every verb and of ``harness report``.
 
 The report layer computes no statistics: it reads typed run records and asks :mod:`harness.evaluation.compare` for
 every number that is not recorded. Shared formatting and escaping live in :mod:`harness.report.format`.
@@ -13,12 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-
-from harness.errors import HarnessInputError
-from harness.report.model import build_report
-
-#: The formats of ``harness report`` (``md`` is accepted for ``markdown``).
-REPORT_FORMATS = ("html", "markdown")
 
 
 def write_report(
@@ -37,7 +31,8 @@ def write_report(
     Args:
         runs: run record folders (``runs/<id>``); several runs must be comparable.
         out: the file to write (atomically; see :func:`harness.report.formats.write_output`), or ``-`` for stdout.
-        fmt: ``"html"`` or ``"markdown"`` (``"md"``).
+        fmt: a format of :data:`harness.report.formats.FORMATS` that renders the ``report`` kind (``html``,
+            ``markdown`` or ``md``; :func:`harness.report.formats.formats_of`).
         baseline: the system paired differences are taken against: a system label (``bm25`` or ``run-id:bm25``)
             or a run folder (its first system). Default: the first system of the first run.
         margin: the non-inferiority gate's margin in metric units (drawn on the forest plot).
@@ -56,18 +51,25 @@ def write_report(
         HarnessInputError: a missing or malformed input, an unknown format or baseline, a negative margin, an output
             path that exists and is not a regular file or whose folder does not exist (exit 2).
     """
-    from harness.report.formats import check_output, write_output
-    from harness.report.html import render_html
-    from harness.report.markdown import render_markdown
+    from harness.report.formats import REPORT, Result, check_format, check_output, render_text, write_output
+    from harness.report.model import build_report
 
-    fmt = "markdown" if fmt == "md" else fmt
-    if fmt not in REPORT_FORMATS:
-        raise HarnessInputError(f"--format: {fmt!r} is not one of {', '.join(REPORT_FORMATS)}")
+    fmt = check_format(fmt, REPORT)
     check_output(out)
     chosen = {"compare_metrics": tuple(metrics), "gate_metric": metrics[0]} if metrics else {}
     data = build_report(runs, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage, **chosen)
-    text = render_html(data) if fmt == "html" else render_markdown(data)
-    return write_output(text, out)
+    return write_output(render_text(Result(REPORT, data), fmt), out)
 
 
-__all__ = ["REPORT_FORMATS", "build_report", "write_report"]
+__all__ = ["build_report", "write_report"]
+
+
+def __getattr__(name: str):
+    """``build_report`` (:mod:`harness.report.model`), imported on first use: importing any ``harness.report``
+    module runs this file, and the shared formatting of :mod:`harness.report.format` must not load run records,
+    comparisons and studies."""
+    if name == "build_report":
+        from harness.report.model import build_report
+
+        return build_report
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

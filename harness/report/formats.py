@@ -1,26 +1,32 @@
-"""Output formats of every verb that prints a result: one registry, ``--format table|json|markdown``, ``--out FILE``.
+"""Output formats of every verb that prints a result, ``harness report`` included: one registry, ``--format``,
+``--out FILE``.
 
 A verb's CLI function calls the library verb and hands the result, wrapped in a :class:`Result` (``kind``, value,
 and the ``path`` of a record or folder it wrote), to :func:`emit`, which renders it in the chosen format and writes
 it to stdout (``-``, the default) or to a file.
 
-Formats (:data:`FORMATS`, name -> renderer ``(result, console) -> None``):
+Formats (:data:`FORMATS`, name -> :class:`Format`: renderer ``(result, console) -> None``, default file extension,
+the kinds it renders):
 
 * ``table`` - rich tables and lines for a terminal (:mod:`harness.report.terminal`, the studies' own renderers);
 * ``json`` - one envelope per result, ``{"kind", "schema_version", "path" (when a record was written), "data"}``,
   ``data`` being the kind's machine form (:data:`KINDS`); non-finite numbers are written as ``Infinity`` as in the
   run record's own files;
 * ``markdown`` - GitHub-flavoured Markdown (:mod:`harness.report.markdown_verbs`), every input string escaped;
-* ``junit`` - JUnit XML (:mod:`harness.report.junit`), for the ``gate`` kind only (:data:`FORMAT_KINDS`): asking
-  it of another verb is refused before the verb runs (:func:`check_format` with the verb's kind).
+* ``junit`` - JUnit XML (:mod:`harness.report.junit`), for the ``gate`` kind only: asking it of another verb is
+  refused before the verb runs (:func:`check_format` with the verb's kind);
+* ``html`` - the self-contained report of ``harness report`` (kind ``report``; :mod:`harness.report.html`), which
+  also writes ``markdown``. ``harness report`` goes through this same registry (:func:`harness.report.write_report`).
 
 Warnings (few clusters, questions missing on either side, a truncated ICC, questions without a ranking) are part of
 every format's output written to a file (the ``warnings`` of the JSON ``data``, Markdown block quotes, yellow table
 lines; :func:`warnings_of`), and :func:`emit` prints them on stderr: stdout holds the result only, so the table on
 stdout leaves them to stderr (shown on the terminal all the same).
 
-Adding a format is one module with a renderer ``(result, console) -> None`` and one line in :data:`FORMATS` (and one
-in :data:`FORMAT_KINDS` when it applies to some kinds only). Output files are written atomically; a path that exists
+Adding a format is one module with a renderer ``(result, console) -> None`` and one ``Format(...)`` line in
+:data:`FORMATS` (its ``kinds`` when it applies to some kinds only, ``report=True`` when it also renders
+``harness report``): every verb, ``harness report`` included, accepts it and checks it before any work (recipe:
+``docs/CONVENTIONS.md``). Output files are written atomically; a path that exists
 and is not a regular file (a folder, a device such as ``/dev/null``, a link) is never written, and a missing parent
 folder is never created (:func:`check_output`, the one check of every ``--out`` file).
 """
@@ -45,7 +51,7 @@ from harness.io import atomic_write_text
 from harness.report.junit import junit_xml
 from harness.report.markdown_verbs import render as markdown_of
 from harness.report.studies import render_known_item, render_sensitivity, render_study
-from harness.report.tables import TABLE_FORMAT_KINDS, TABLE_FORMATS
+from harness.report.tables import format_csv, format_tsv
 from harness.report.terminal import (
     print_warnings,
     render_comparison,
@@ -175,8 +181,9 @@ def format_json(result: Result, console: Console) -> None:
 
 
 def format_markdown(result: Result, console: Console) -> None:
-    """The ``markdown`` format (:mod:`harness.report.markdown_verbs`)."""
-    _kind(result)
+    """The ``markdown`` format (:mod:`harness.report.markdown_verbs`; for the ``report`` kind
+    :func:`harness.report.markdown.render_markdown`)."""
+    check_format("markdown", result.kind)
     console.file.write(markdown_of(result.kind, result.value, result.path) + "\n")
 
 
@@ -201,7 +208,7 @@ _TABLES: dict[str, Callable[[Any, Console], None]] = {
 
 
 def _validation_table(report, console: Console) -> None:
-    from harness.validate import render
+    from harness.report.validation import render
 
     render(report, console)
 
@@ -241,33 +248,98 @@ def format_junit(result: Result, console: Console) -> None:
     console.file.write(junit_xml(result.value))
 
 
-#: Output formats: name -> renderer ``(result, console) -> None``.
-FORMATS: dict[str, Callable[[Result, Console], None]] = {
-    "table": format_table,
-    "json": format_json,
-    "markdown": format_markdown,
-    "junit": format_junit,
-    **TABLE_FORMATS,  # csv, tsv: long tables (harness.report.tables)
+def format_html(result: Result, console: Console) -> None:
+    """The ``html`` format: the self-contained report of ``harness report`` (:func:`harness.report.html.render_html`
+    of a :class:`~harness.report.model.ReportData`; the ``report`` kind only)."""
+    from harness.report.html import render_html
+
+    check_format("html", result.kind)
+    console.file.write(render_html(result.value))
+
+
+@dataclass(frozen=True)
+class Format:
+    """An output format of the registry :data:`FORMATS`.
+
+    Attributes:
+        name: the ``--format`` value.
+        render: ``render(result, console) -> None`` writes the whole output to ``console`` (``console.file`` for
+            text that must not be reflowed).
+        extension: the default file extension, without the dot (``harness report``'s default output file is
+            ``report.<extension>``).
+        kinds: the result kinds it renders; ``None``: every kind of :data:`KINDS` (the verbs' results).
+        report: it also renders the ``report`` kind (``harness report``: a
+            :class:`~harness.report.model.ReportData`).
+        aliases: other ``--format`` values accepted for it (``md``).
+    """
+
+    name: str
+    render: Callable[[Result, Console], None]
+    extension: str
+    kinds: tuple[str, ...] | None = None
+    report: bool = False
+    aliases: tuple[str, ...] = ()
+
+    def applies_to(self, kind: str | None) -> bool:
+        """Whether it renders results of ``kind`` (``None``: a verb whose kind is known only after it ran, to
+        which the formats of every verb kind apply)."""
+        if kind == REPORT:
+            return self.report
+        if self.kinds is None:
+            return kind is None or kind in KINDS
+        return kind in self.kinds
+
+    def kinds_text(self) -> str:
+        """The kinds it renders, for messages."""
+        kinds = ["every verb's result"] if self.kinds is None else list(self.kinds)
+        return ", ".join(kinds + ([REPORT] if self.report else []))
+
+
+#: The result kind of ``harness report`` (a :class:`~harness.report.model.ReportData`; no JSON form).
+REPORT = "report"
+
+#: Output formats, one line each: ``Format(name, renderer, default extension, kinds=..., report=...)``.
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("table", format_table, "txt"),
+        Format("json", format_json, "json"),
+        Format("markdown", format_markdown, "md", report=True, aliases=("md",)),
+        Format("junit", format_junit, "xml", kinds=("gate",)),
+        Format("html", format_html, "html", kinds=(), report=True),
+        Format("csv", format_csv, "csv", kinds=("run",), report=True),
+        Format("tsv", format_tsv, "tsv", kinds=("run",), report=True),
+    )
 }
 
-#: Formats that apply to some kinds only: name -> those kinds (every other format applies to every kind).
-FORMAT_KINDS: dict[str, tuple[str, ...]] = {"junit": ("gate",), **TABLE_FORMAT_KINDS}
+
+def formats_of(kind: str | None) -> list[str]:
+    """The names of the formats that render results of ``kind`` (registry order)."""
+    return [f.name for f in FORMATS.values() if f.applies_to(kind)]
+
+
+def _named(fmt: str) -> Format | None:
+    for f in FORMATS.values():
+        if fmt == f.name or fmt in f.aliases:
+            return f
+    return None
 
 
 def check_format(fmt: str, kind: str | None = None) -> str:
-    """``fmt`` when it names a format of :data:`FORMATS` that applies to results of ``kind`` (``None``: a verb that
-    does not name its kind, to which only the formats of every kind apply).
+    """The canonical name of format ``fmt`` (an alias resolved) when it renders results of ``kind`` (``None``: a
+    verb that does not name its kind, to which only the formats of every verb kind apply).
 
     Raises:
         HarnessInputError: an unknown format, listing the known ones; a format of other kinds only (``--format
             junit: applies to gate only``).
     """
-    if fmt not in FORMATS:
-        raise HarnessInputError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
-    kinds = FORMAT_KINDS.get(fmt)
-    if kinds is not None and kind not in kinds:
-        raise HarnessInputError(f"--format {fmt}: applies to {', '.join(kinds)} only")
-    return fmt
+    f = _named(fmt)
+    if f is None:
+        known = formats_of(kind) if kind is not None else list(FORMATS)
+        raise HarnessInputError(f"--format: {fmt!r} is not one of {', '.join(known)}")
+    if not f.applies_to(kind):
+        raise HarnessInputError(f"--format {f.name}: applies to {f.kinds_text()} only")
+    return f.name
 
 
 def check_output(out: str | os.PathLike | None, *, field: str = "--out") -> None:
@@ -307,6 +379,15 @@ def write_output(text: str, out: str | os.PathLike | None, *, field: str = "--ou
     return Path(out)
 
 
+def render_text(result: Result, fmt: str) -> str:
+    """``result`` rendered in format ``fmt`` as the text written to a file (no colours, 150 columns)."""
+    buf = io.StringIO()
+    FORMATS[check_format(fmt, result.kind)].render(
+        result, Console(file=buf, width=150, color_system=None, force_terminal=False, soft_wrap=False)
+    )
+    return buf.getvalue()
+
+
 def emit(
     result: Result,
     fmt: str = "table",
@@ -326,7 +407,8 @@ def emit(
     Raises:
         HarnessInputError: an unknown format, an output path refused by :func:`check_output` (exit 2).
     """
-    render = FORMATS[check_format(fmt, result.kind)]
+    fmt = check_format(fmt, result.kind)
+    render = FORMATS[fmt].render
     to_stdout = out is None or str(out) == "-"
     if to_stdout and fmt == "table":
         format_table(result, console or Console(), warnings=err is None)
@@ -334,9 +416,7 @@ def emit(
         render(result, console or Console())
     else:
         check_output(out, field=field)
-        buf = io.StringIO()
-        render(result, Console(file=buf, width=150, color_system=None, force_terminal=False, soft_wrap=False))
-        write_output(buf.getvalue(), out, field=field)
+        write_output(render_text(result, fmt), out, field=field)
     if err is not None:
         for w in warnings_of(result):
             err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)

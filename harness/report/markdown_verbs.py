@@ -264,7 +264,7 @@ def _sweep(r, _path) -> list[str]:
 
 
 def _validation(rep, _path) -> list[str]:
-    from harness.validate.markdown import validation_markdown_lines
+    from harness.report.validation_markdown import validation_markdown_lines
 
     return validation_markdown_lines(rep)
 
@@ -363,7 +363,16 @@ _RENDERERS: dict[str, Callable[[Any, Path | None], list[str]]] = {
     "known-item-study": _study,
     "coverage": _coverage,
     "coverage-suite": _suite,
+    "report": lambda data, _path: [_report(data)],
 }
+
+
+def _report(data) -> str:
+    """``harness report --format markdown``: the pull-request summary (:func:`harness.report.markdown.render_markdown`),
+    its final newline left to the format."""
+    from harness.report.markdown import render_markdown
+
+    return render_markdown(data).removesuffix("\n")
 
 
 def render(kind: str, value: Any, path: Path | None = None) -> str:

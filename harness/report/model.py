@@ -25,15 +25,14 @@ from harness.evaluation.record import MetricSummary, QuestionRow, SliceSummary
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.io import read_json, read_jsonl, sha256_file
-from harness.metrics import METRIC_SETS
-from harness.studies.coverage import METHODS as COVERAGE_METHODS
+from harness.metrics import DEFAULT_KS, METRIC_SETS
+from harness.studies.coverage.catalog import METHODS as COVERAGE_METHODS
 
 #: Metrics of the systems table (those every system summarises are shown).
 TABLE_METRICS = METRIC_SETS["report_table"]
 #: Metrics of the forest plot / paired table.
 FOREST_METRICS = METRIC_SETS["forest"]
 #: The cut-offs of the depth curves when a run records none.
-DEFAULT_KS = (1, 5, 10, 20)
 
 
 @dataclass
@@ -494,7 +493,7 @@ def coverage_series(cov: dict) -> tuple[dict, dict, list]:
     """``(coverage series, width series, srs designs)`` for the plots from a ``coverage.json`` dict.
 
     Series are ``{panel: {method: [(K, coverage, margin)]}}`` / ``{panel: {method: [(K, width)]}}``, panels
-    ``without FPC`` and ``with FPC (1 - K/D)``, methods in :data:`harness.studies.coverage.METHODS` order.
+    ``without FPC`` and ``with FPC (1 - K/D)``, methods in :data:`harness.studies.coverage.catalog.METHODS` order.
     """
     srs = sorted(
         (d for d in cov.get("designs", []) if d.get("design") == "srs" and d.get("rows")), key=lambda d: d["K"]

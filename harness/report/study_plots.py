@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -217,7 +218,6 @@ def _save_figure(fig: Figure, path):
     """Save ``fig`` atomically as SVG or PNG (by the suffix of ``path``; deterministic, no date); return the path."""
     import os
     import tempfile
-    from pathlib import Path
 
     from harness.io import atomic_write_text
 
@@ -265,3 +265,23 @@ def plot_width_vs_k(cov, path, *, labels: Mapping[str, str] | None = None, open_
     data = cov.to_dict() if hasattr(cov, "to_dict") else cov
     _, wser = _coverage_srs_series(data)
     return _save_figure(width_vs_k(wser, labels=labels, open_markers=open_markers), path)
+
+
+def coverage_figures(cov, out_dir) -> list[Path]:
+    """Write a coverage study's four figures into ``out_dir``: ``coverage_vs_k`` and ``width_vs_k``, each as
+    ``.svg`` and ``.png`` (atomically), methods labelled from :data:`harness.studies.coverage.catalog.METHODS`
+    (macro targets with open markers). The ``plots=`` argument of :func:`harness.studies.coverage.run_coverage`.
+
+    Args: ``cov`` a ``coverage.json`` dict (or a :class:`~harness.studies.coverage.CoverageResult`); ``out_dir`` an
+        existing folder. Returns: the four paths, in that order.
+    """
+    from harness.studies.coverage.catalog import METHODS
+
+    labels = {k: v[1] + (" (macro)" if v[0] == "macro" else "") for k, v in METHODS.items()}
+    macro = [k for k, v in METHODS.items() if v[0] == "macro"]
+    out = Path(out_dir)
+    files = []
+    for ext in ("svg", "png"):
+        files.append(plot_coverage_vs_k(cov, out / f"coverage_vs_k.{ext}", labels=labels, open_markers=macro))
+        files.append(plot_width_vs_k(cov, out / f"width_vs_k.{ext}", labels=labels, open_markers=macro))
+    return files

@@ -40,7 +40,7 @@ from typing import Any
 
 from harness.metrics import MetricSpec
 
-__all__ = ["COLUMNS", "TABLE_FORMATS", "TABLE_FORMAT_KINDS", "delimited", "run_rows"]
+__all__ = ["COLUMNS", "delimited", "format_csv", "format_tsv", "run_rows"]
 
 COLUMNS = ("table", "run_id", "subset", "system", "slice", "qid", "category", "split", "cluster", "metric", "level",
            "value", "n_questions", "n_clusters", "method", "lower", "upper")  # fmt: skip
@@ -98,22 +98,16 @@ def delimited(rows: Iterable[dict[str, Any]], delimiter: str = ",", columns: Seq
 
 
 def _rows_of(result) -> list[dict[str, Any]]:
-    value = result.value
+    value = getattr(result.value, "runs", result.value)  # harness report: the ReportData's run records
     records = value if isinstance(value, list | tuple) else [value]
     return [r for rec in records for r in run_rows(rec)]
 
 
 def format_csv(result, console) -> None:
-    """The ``csv`` format (run results: :func:`run_rows` of the record)."""
+    """The ``csv`` format (a run result, or ``harness report``'s runs: :func:`run_rows` of each record)."""
     console.file.write(delimited(_rows_of(result), ","))
 
 
 def format_tsv(result, console) -> None:
     """The ``tsv`` format (tab-separated :func:`format_csv`)."""
     console.file.write(delimited(_rows_of(result), "\t"))
-
-
-TABLE_FORMATS = {"csv": format_csv, "tsv": format_tsv}
-"""The formats of this module, for :data:`harness.report.formats.FORMATS`."""
-TABLE_FORMAT_KINDS = {"csv": ("run",), "tsv": ("run",)}
-"""The kinds they apply to, for :data:`harness.report.formats.FORMAT_KINDS`."""

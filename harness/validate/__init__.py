@@ -4,15 +4,15 @@ Entry points (the CLI is a thin layer over these):
 
 * :func:`validate` ``(dataset_dir, corpus_dir=None, correction=None, contract=None) -> ValidationReport``
   (exit code 0/1 on the report; unusable input raises :class:`harness.errors.HarnessInputError`, exit code 2);
-* :func:`render` ``(report, console)`` prints it with rich; ``report.to_json()`` gives the JSON form;
-* :func:`apply_correction` writes a corrected set as a new minor version, only when it validates
-  (:mod:`harness.validate.apply`; the correction itself is applied in memory by :mod:`harness.goldset.corrections`).
+* :func:`harness.report.validation.render` ``(report, console)`` prints it with rich; ``report.to_json()`` gives
+  the JSON form;
+* :func:`harness.curation.apply.apply_correction` writes a corrected set as a new minor version, only when it validates
+  (:mod:`harness.curation.apply`; the correction itself is applied in memory by :mod:`harness.goldset.corrections`).
 
 Rules and their codes: :mod:`harness.validate.rules`. Contract format and file naming:
 :mod:`harness.validate.contract`.
 """
 
-from harness.validate.apply import ApplyResult, apply_correction
 from harness.validate.contract import (
     DEFAULT_CONTRACTS_DIR,
     Contract,
@@ -22,7 +22,6 @@ from harness.validate.contract import (
     load_contract,
 )
 from harness.validate.core import resolve_contract, validate, validate_correction, validate_goldset
-from harness.validate.render import render
 from harness.validate.report import (
     CorrectionInfo,
     Counts,
@@ -35,7 +34,6 @@ from harness.validate.report import (
 from harness.validate.rules import RULE_INFO, RULES
 
 __all__ = [
-    "ApplyResult",
     "DEFAULT_CONTRACTS_DIR",
     "contract_search_dirs",
     "RULES",
@@ -48,11 +46,9 @@ __all__ = [
     "RuleInfo",
     "RuleResult",
     "ValidationReport",
-    "apply_correction",
     "contract_slug",
     "find_contract",
     "load_contract",
-    "render",
     "resolve_contract",
     "validate",
     "validate_correction",

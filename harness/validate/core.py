@@ -5,22 +5,26 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from harness.corpus.view import CorpusView, open_corpus
 from harness.errors import HarnessInputError
 from harness.goldset.corrections import CorrectedSet, CorrectionFile, correct_goldset
 from harness.goldset.io import GoldSet, load_goldset
 from harness.io import read_jsonl
 from harness.validate.contract import Contract, find_contract, load_contract, major_of
-from harness.validate.corpusview import CorpusView, open_corpus
-from harness.validate.impact import correction_impact
 from harness.validate.report import CorrectionInfo, Counts, Finding, RecordResult, RuleResult, ValidationReport, worst
 from harness.validate.rules import RULE_INFO, RULES, Context
 
-__all__ = ["resolve_contract", "validate", "validate_correction", "validate_goldset"]
+__all__ = ["ImpactHook", "resolve_contract", "validate", "validate_correction", "validate_goldset"]
 
 CORPUS_UNAVAILABLE = "corpus unavailable"
+
+#: A correction's metric impact: ``(old set, corrected set) -> JSON-ready dict`` stored as
+#: ``report.correction.impact``. The validator only calls it; :func:`harness.evaluation.impact.impact_of` builds one
+#: that re-scores run records (evaluation sits above validation, so the validator takes it as an argument).
+ImpactHook = Callable[[GoldSet, GoldSet], dict]
 
 
 def resolve_contract(goldset: GoldSet, contract: str | Path | Contract | None = None) -> Contract:
@@ -118,7 +122,7 @@ def validate_goldset(
     Args:
         goldset: the gold set (not modified).
         contract: its contract (see :func:`resolve_contract`).
-        corpus: the corpus view (see :func:`harness.validate.corpusview.open_corpus`), or ``None``: the corpus rules
+        corpus: the corpus view (see :func:`harness.corpus.view.open_corpus`), or ``None``: the corpus rules
             are then "not checked: corpus unavailable".
         lines: JSONL line of each record (default: read from ``goldset.records_path``).
 
@@ -235,7 +239,7 @@ def validate_correction(
     corpus_dir: str | Path | None = None,
     contract: str | Path | Contract | None = None,
     today: dt.date | None = None,
-    impact_runs: Sequence[str | Path] = (),
+    impact: ImpactHook | None = None,
 ) -> tuple[ValidationReport, CorrectedSet]:
     """Apply corrections in memory and validate the result; also returns the corrected set (for writing it).
 
@@ -246,20 +250,21 @@ def validate_correction(
             and description given on the command line.
         corpus_dir, contract: as for :func:`validate`.
         today: date of the change-log entry.
-        impact_runs: run records whose stored rankings are re-scored against the old and the new set
-            (:func:`harness.validate.impact.correction_impact`); the result goes to ``report.correction.impact``.
+        impact: called with the old and the corrected set; its result goes to ``report.correction.impact``
+            (:func:`harness.evaluation.impact.impact_of` re-scores run records' stored rankings against both).
 
     Raises:
-        HarnessInputError: see :func:`validate` and :func:`~harness.validate.impact.correction_impact`.
+        HarnessInputError: see :func:`validate`, and whatever ``impact`` raises
+            (:func:`~harness.evaluation.impact.correction_impact`).
     """
     t0 = time.perf_counter()
     gs = load_goldset(dataset_dir)
     c = resolve_contract(gs, contract)
     corpus = _open_corpus(gs, corpus_dir)
     report, corrected = _correct_and_validate(gs, correction, c, corpus, today)
-    if impact_runs:
+    if impact is not None:
         assert report.correction is not None
-        report.correction.impact = correction_impact(corrected.original, corrected.goldset, impact_runs).to_dict()
+        report.correction.impact = impact(corrected.original, corrected.goldset)
     report.elapsed_s = round(time.perf_counter() - t0, 3)
     return report, corrected
 
@@ -269,7 +274,7 @@ def validate(
     corpus_dir: str | Path | None = None,
     correction: Corrections | None = None,
     contract: str | Path | Contract | None = None,
-    impact_runs: Sequence[str | Path] = (),
+    impact: ImpactHook | None = None,
 ) -> ValidationReport:
     """Validate a gold set (optionally with a correction applied in memory) against its contract and corpus.
 
@@ -279,9 +284,10 @@ def validate(
             ``chunker_version``. ``None``: the corpus rules (V001-V005) are "not checked: corpus unavailable".
         correction: a JSONL correction file (full replacement records or ``{"id", "patch": [RFC 6902 ops]}``),
             or several applied in order; the report then describes the corrected set and carries the complete diff,
-            the rule statuses that changed and, with ``impact_runs``, the metric impact (``report.correction``).
+            the rule statuses that changed and, with ``impact``, the metric impact (``report.correction``).
         contract: a contract file, a folder of contracts, or a loaded :class:`Contract`; default
             ``validators/<slug>-v<major>.toml`` (see :mod:`harness.validate.contract`).
+        impact: with ``correction``, the metric-impact hook (see :func:`validate_correction`).
 
     Returns:
         :class:`ValidationReport` with ``exit_code`` 0 (valid) or 1 (a rule failed), ``to_json()`` and
@@ -294,10 +300,8 @@ def validate(
             naming the file and the field.
     """
     if correction is not None:
-        return validate_correction(
-            dataset_dir, correction, corpus_dir=corpus_dir, contract=contract, impact_runs=impact_runs
-        )[0]
-    if impact_runs:
+        return validate_correction(dataset_dir, correction, corpus_dir=corpus_dir, contract=contract, impact=impact)[0]
+    if impact is not None:
         raise HarnessInputError("--impact: re-scoring runs needs a --correction to compare the gold sets")
     t0 = time.perf_counter()
     gs = load_goldset(dataset_dir)

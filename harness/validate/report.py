@@ -1,5 +1,5 @@
-"""The typed validation report and its JSON form (the rich rendering: :mod:`harness.validate.render`; Markdown:
-:mod:`harness.validate.markdown`).
+"""The typed validation report and its JSON form (the rich rendering: :mod:`harness.report.validation`; Markdown:
+:mod:`harness.report.validation_markdown`).
 
 Statuses: ``pass``, ``fail``, ``warn``, ``not_checked``, ``not_applicable``. A rule's status for one record (or for
 the dataset) is ``fail`` if any of its checks failed, else ``not_checked`` if any check could not be made (e.g.
@@ -134,7 +134,7 @@ class CorrectionInfo:
         status_changes: ``[{"scope": record id or "dataset", "code", "before", "after"}]``.
         exit_code_before: exit code of the uncorrected set.
         new_version: the version the corrected set would get.
-        impact: the corrections' effect on runs' metrics (:meth:`harness.validate.impact.Impact.to_dict`), when
+        impact: the corrections' effect on runs' metrics (:meth:`harness.evaluation.impact.Impact.to_dict`), when
             asked for (``--impact RUN``).
     """
 

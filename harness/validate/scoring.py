@@ -10,7 +10,7 @@ enforces, and refuses with exit code 2 naming the rule, the record and the field
    corpus's (:class:`~harness.errors.StaleGoldsetError`) and every gold document id is a corpus document;
 3. **the corpus rules** V001–V005 (quotes, chunk ids, document metadata, heading paths, corpus identity), when a
    corpus is given: for ``run`` on the ingested database, whose chunks are exactly those the systems retrieve
-   (:meth:`~harness.validate.corpusview.CorpusView.from_database`; nothing is re-chunked);
+   (:meth:`~harness.corpus.view.CorpusView.from_database`; nothing is re-chunked);
 4. **the structural rules** :data:`STRUCTURAL_RULES` (ids unique; gold documents distinct, quotes non-empty, no
    repeated chunk and quote), which need neither a corpus nor a contract.
 
@@ -27,9 +27,9 @@ from pathlib import Path
 
 from harness.corpus.ingest import corpus_db_path, database_problem
 from harness.corpus.store import Corpus
+from harness.corpus.view import CorpusView, open_corpus
 from harness.errors import HarnessInputError, StaleGoldsetError
 from harness.goldset.io import GoldSet
-from harness.validate.corpusview import CorpusView, open_corpus
 from harness.validate.report import Finding
 from harness.validate.rules import RULES, Context
 

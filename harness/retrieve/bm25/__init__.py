@@ -1,12 +1,12 @@
 """BM25 retrieval with bm25s over the Spanish analyzer: a chunk index and a whole-document index.
 
 * :mod:`harness.retrieve.bm25.index`: one persisted index (:class:`BM25Index`), its bit-identical integer build
-  (:func:`count_terms`, :func:`lucene_csc`) and its batched search;
+  (:func:`lucene_csc`; the rows come from :func:`harness.retrieve.counts.count_terms`) and its batched search;
 * :mod:`harness.retrieve.bm25.system`: the ``bm25`` system (:class:`BM25System`), its options and registry factory;
 * :mod:`harness.retrieve.bm25._numba`: the compiled batched kernel (optional numba, imported lazily).
 """
 
-from harness.retrieve.bm25.index import BM25_PARAMS, BM25Index, count_terms, have_numba, lucene_csc
+from harness.retrieve.bm25.index import BM25_PARAMS, BM25Index, have_numba, lucene_csc
 from harness.retrieve.bm25.system import BM25Options, BM25System, combine_levels, open_bm25_system
 
 __all__ = [
@@ -15,7 +15,6 @@ __all__ = [
     "BM25Options",
     "BM25System",
     "combine_levels",
-    "count_terms",
     "have_numba",
     "lucene_csc",
     "open_bm25_system",

@@ -12,8 +12,8 @@ whole batch of queries in one term-at-a-time pass over bm25s's precomputed score
 numba is installed (the optional extra ``harness[fast]``; kernels in :mod:`harness.retrieve.bm25._numba`, imported
 lazily) and otherwise runs a numpy loop giving the same results.
 
-The integer build (:func:`count_terms`, :func:`lucene_csc`, and the per-document sums of the document index)
-reproduces ``bm25s.BM25.index`` bit for bit without holding token lists.
+The integer build (:func:`lucene_csc` over the rows of :func:`harness.retrieve.counts.count_terms` and the
+per-document sums of the document index) reproduces ``bm25s.BM25.index`` bit for bit without holding token lists.
 """
 
 from __future__ import annotations
@@ -57,24 +57,6 @@ def have_numba() -> bool:
 
 
 CSC_BLOCK = 1 << 20  # (item, term) rows placed at a time by lucene_csc's counting sort (bounds its temporaries)
-DOC_BLOCK = 1 << 22  # chunk (item, term) rows summed per document at a time by the document-index build
-
-
-def count_terms(token_lists: Sequence[Sequence[str]], vocab: dict[str, int], item_offset: int = 0):
-    """Per-item term counts of analysed token lists, growing ``vocab`` (first occurrence order, like ``build``).
-
-    Returns:
-        ``(item, term, count, length)``: ``(item, term, count)`` ``int32`` with one row per distinct term of an item
-        (items numbered from ``item_offset``, rows item-major), ``length`` (``int64``) the token count of each list.
-    """
-    lens = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
-    flat = np.fromiter(
-        (vocab.setdefault(t, len(vocab)) for toks in token_lists for t in toks), dtype=np.int64, count=int(lens.sum())
-    )
-    v = max(len(vocab), 1)
-    rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lens)
-    keys, cnt = np.unique(rows * v + flat, return_counts=True)
-    return (keys // v + item_offset).astype(np.int32), (keys % v).astype(np.int32), cnt.astype(np.int32), lens
 
 
 def lucene_csc(item: np.ndarray, term: np.ndarray, count: np.ndarray, length: np.ndarray, n_terms: int) -> dict:
@@ -128,67 +110,6 @@ def lucene_csc(item: np.ndarray, term: np.ndarray, count: np.ndarray, length: np
     return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_items}
 
 
-def _sum_by_key(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(unique keys ascending, summed int32 weights)`` of int64 ``keys`` and int32 ``weights`` of equal length."""
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    weights = weights[order]
-    del order
-    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]])) if keys.size else keys[:0]
-    sums = np.add.reduceat(weights, starts) if starts.size else weights[:0]
-    return keys[starts], sums.astype(np.int32, copy=False)
-
-
-def _document_sums(chunk_doc, item, term, count, e_item, e_term, v: int, n_docs: int):
-    """Summed counts per ``(document, term)`` key ``doc * v + term``, keys ascending.
-
-    Rows: the chunk rows (``item`` chunk positions, ``term``, ``count``) mapped to their document by ``chunk_doc``,
-    plus one count per extra (title/heading) token ``(e_item, e_term)``. When documents are contiguous and in
-    order in the chunk rows (``chunk_doc`` and ``item`` non-decreasing, as ``harness ingest`` writes them), the
-    rows are summed one document range at a time, about ``DOC_BLOCK`` rows each, and the ranges' outputs
-    concatenate in key order: no temporary spans all rows. Otherwise one range holds all rows (one sort).
-
-    Returns:
-        ``(keys int64, sums int32)``.
-    """
-    n = int(item.size)
-    extra_keys = e_item * v + e_term
-    ordered = (chunk_doc.size < 2 or bool(np.all(chunk_doc[1:] >= chunk_doc[:-1]))) and (
-        n < 2 or bool(np.all(item[1:] >= item[:-1]))
-    )
-    block = DOC_BLOCK if ordered else max(n, 1)  # unordered: one range over all rows (one sort)
-    e_order = np.argsort(e_item, kind="stable")
-    e_doc, extra_keys = e_item[e_order], extra_keys[e_order]
-    out_k: list[np.ndarray] = []
-    out_c: list[np.ndarray] = []
-    s, d0 = 0, 0
-    while d0 < n_docs:
-        t = min(s + block, n)
-        if t >= n:
-            d1, e = n_docs - 1, n
-        else:
-            d1 = int(chunk_doc[item[t - 1]])  # the block ends with the whole of this document
-            last_chunk = int(np.searchsorted(chunk_doc, d1, side="right")) - 1
-            e = int(np.searchsorted(item, last_chunk, side="right"))
-        keys = chunk_doc[item[s:e]]
-        keys *= v
-        keys += term[s:e]
-        lo = int(np.searchsorted(e_doc, d0, side="left"))
-        hi = int(np.searchsorted(e_doc, d1, side="right"))
-        k, c = _sum_by_key(
-            np.concatenate([keys, extra_keys[lo:hi]]),
-            np.concatenate([count[s:e], np.ones(hi - lo, dtype=np.int32)]),
-        )
-        del keys
-        out_k.append(k)
-        out_c.append(c)
-        s, d0 = e, d1 + 1
-    keys_all = np.concatenate(out_k) if out_k else np.zeros(0, np.int64)
-    out_k.clear()
-    sums = np.concatenate(out_c) if out_c else np.zeros(0, np.int32)
-    return keys_all, sums
-
-
 class BM25Index:
     """One persisted bm25s index over a list of ids and token lists.
 
@@ -226,7 +147,8 @@ class BM25Index:
         vocab: dict[str, int],
         analyzer: SpanishAnalyzer,
     ) -> BM25Index:
-        """Like :meth:`build` from integer (item, term, count) rows (see :func:`count_terms`), without token lists.
+        """Like :meth:`build` from integer (item, term, count) rows, without token lists (the rows of
+        :func:`harness.retrieve.counts.count_terms`).
 
         Same scores (bit for bit, :func:`lucene_csc`) and vocabulary (plus bm25s's empty token) as ``build`` over the
         same terms. ``vocab`` maps every term that occurs to its column.

@@ -9,11 +9,12 @@
   :func:`run_coverage` (one population);
 * :mod:`harness.studies.coverage.results` - results and their files (:func:`write_coverage`, :func:`load_coverage`);
 * :mod:`harness.studies.coverage.suite` - many populations at once (:func:`run_suite`), the default-method rule
-  (:mod:`harness.studies.coverage.choice`), the evidence file (:mod:`harness.studies.coverage.evidence`) and the
-  measurements block of ``docs/measurements.md`` (:mod:`harness.studies.coverage.measurements`).
+  (:mod:`harness.studies.coverage.choice`) and the evidence file (:mod:`harness.studies.coverage.evidence`); the
+  measurements block of ``docs/measurements.md`` is written by ``benchmarks/coverage_measurements.py``.
 
 The statistics come from :mod:`harness.stats` (the registry :mod:`harness.stats.methods` and its batched kernels in
-:mod:`harness.stats.batched`); the figures from :mod:`harness.report.study_plots`.
+:mod:`harness.stats.batched`). The figures are drawn by :mod:`harness.report.study_plots` (the caller passes
+:func:`~harness.report.study_plots.coverage_figures` as ``plots=``; this package imports nothing of the report layer).
 """
 
 from __future__ import annotations
@@ -33,18 +34,7 @@ __all__ = [
     "design_diagnostics",
     "load_coverage",
     "load_population",
-    "plot_coverage_vs_k",
-    "plot_width_vs_k",
     "run_coverage",
     "study_design",
     "write_coverage",
 ]
-
-
-def __getattr__(name: str):
-    """The coverage figures live in :mod:`harness.report.study_plots`, imported on first use (matplotlib is heavy)."""
-    if name in ("plot_coverage_vs_k", "plot_width_vs_k"):
-        from harness.report import study_plots as plots
-
-        return getattr(plots, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,9 +29,10 @@ import numpy as np
 
 from harness.errors import HarnessInputError
 from harness.io import read_jsonl
+from harness.metrics import DEFAULT_CHUNK_DEPTH
 
 #: Reciprocal ranks count ranks up to this depth (the run's default chunk depth); deeper ranks give 0.
-RR_DEPTH = 200
+RR_DEPTH = DEFAULT_CHUNK_DEPTH
 OUTCOMES = ("hit", "rr")
 
 

@@ -12,6 +12,7 @@ use for this population's outcome type, :data:`harness.stats.methods.DEFAULTS`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -183,8 +184,15 @@ def load_coverage(path: str | Path) -> CoverageResult:
     return CoverageResult.from_dict(read_json(path), str(path))
 
 
-def write_coverage(result: CoverageResult, out_dir: str | Path, *, plots: bool = True) -> list[str]:
-    """Write ``coverage.json``, ``coverage.csv`` and the plots atomically into ``out_dir``; return the paths."""
+#: Draws a coverage study's figures: ``(coverage.json dict, out_dir) -> paths written``. The study layer draws
+#: nothing itself (it sits below :mod:`harness.report`); the caller passes
+#: :func:`harness.report.study_plots.coverage_figures`.
+PlotWriter = Callable[[dict, Path], list[Path]]
+
+
+def write_coverage(result: CoverageResult, out_dir: str | Path, *, plots: PlotWriter | None = None) -> list[str]:
+    """Write ``coverage.json``, ``coverage.csv`` and (with ``plots``) the figures atomically into ``out_dir``; return
+    the paths."""
     out = Path(out_dir)
     files = []
     atomic_write_json(out / "coverage.json", result.to_dict())
@@ -197,12 +205,5 @@ def write_coverage(result: CoverageResult, out_dir: str | Path, *, plots: bool =
     atomic_write_text(out / "coverage.csv", "\n".join(lines) + "\n")
     files.append(str(out / "coverage.csv"))
     if plots:
-        from harness.report.study_plots import plot_coverage_vs_k, plot_width_vs_k
-
-        labels = {k: v[1] + (" (macro)" if v[0] == "macro" else "") for k, v in METHODS.items()}
-        macro = [k for k, v in METHODS.items() if v[0] == "macro"]
-        data = result.to_dict()
-        for ext in ("svg", "png"):
-            files.append(str(plot_coverage_vs_k(data, out / f"coverage_vs_k.{ext}", labels=labels, open_markers=macro)))
-            files.append(str(plot_width_vs_k(data, out / f"width_vs_k.{ext}", labels=labels, open_markers=macro)))
+        files.extend(str(p) for p in plots(result.to_dict(), out))
     return files

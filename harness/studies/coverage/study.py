@@ -43,6 +43,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +56,7 @@ from harness.stats.methods import DEFAULTS
 from harness.studies.coverage.catalog import METHODS, studied
 from harness.studies.coverage.population import Population, load_population
 from harness.studies.coverage.results import CoverageResult, DesignResult, write_coverage
+from harness.studies.options import CoverageOptions
 
 DESIGNS = ("srs", "two-stage", "pps")
 
@@ -315,53 +317,42 @@ def _diagnostics(pop: Population, folder: Path | None) -> dict:
 
 def run_coverage(
     population: str | Path | Population,
+    options: CoverageOptions | None = None,
     *,
-    reps: int = 5000,
-    ks: Sequence[int] = (5, 10, 20, 40, 80),
-    types: int = 6,
-    per_type: int = 4,
-    pps: bool = True,
-    b: int = 999,
-    seed: int = 0,
-    level: float = 0.95,
     system: str | None = None,
     outcome: str = "hit",
     minus: str | None = None,
     label: str | None = None,
-    threads: int = 2,
     out_dir: str | Path | None = None,
-    plots: bool = True,
-    block_elements: int = 1 << 21,
-    progress: bool = False,
+    **fields: Any,
 ) -> CoverageResult:
     """Run the coverage study on one population (``harness coverage --population OUT_DIR``).
 
     Args:
         population: a known-item output folder, a CSV file of ``doc_id,hit[,doc_type]`` or ``doc_id,y[,doc_type]``
             rows (:func:`load_population`), or a :class:`Population`.
-        reps: R samples per design (>= 10).
-        ks: K values of the SRS and PPS designs.
-        types, per_type: the two-stage design (``types = 0`` skips it).
-        pps: also run the PPS design at every K.
-        b: bootstrap replicates (>= 39 at level 0.95).
-        seed: seed (see :func:`study_design`).
-        level: confidence level.
+        options: the study's options (:class:`~harness.studies.options.CoverageOptions`: ``reps`` R samples per
+            design (>= 10), ``ks`` of the SRS and PPS designs, ``types``/``per_type`` of the two-stage design
+            (``types = 0`` skips it), ``pps``, ``b`` bootstrap replicates (>= 39 at level 0.95), ``seed`` (see
+            :func:`study_design`), ``level``, ``threads``, ``block_elements`` (memory bound), ``progress``,
+            ``plots`` (the figure writer, :func:`harness.report.study_plots.coverage_figures`; ``None`` draws
+            none)); ``fields`` replace some of them (``reps=200``).
         system, outcome, minus: which outcome of a known-item folder (:func:`load_population`).
         label: the population's name in tables (default: the system name).
-        threads: worker threads.
         out_dir: where to write ``coverage.json``, ``coverage.csv`` and (``plots``) ``coverage_vs_k.svg/png``,
             ``width_vs_k.svg/png``; default the population folder when it is a known-item folder and the outcome is
             its own hit@1, nothing otherwise.
-        plots: write the plots.
-        block_elements: memory bound (see :func:`study_design`).
-        progress: a progress bar over every design's samples (elapsed time, ETA; :mod:`harness.progress`).
 
     Returns:
         A :class:`CoverageResult` (render it with ``rich.print``).
 
     Raises:
         HarnessInputError: unreadable population, bad sizes.
+        TypeError: a keyword that is no option.
     """
+    o = CoverageOptions.of(options, **fields)
+    reps, ks, types, per_type, pps, b, seed = o.reps, tuple(o.ks), o.types, o.per_type, o.pps, o.b, o.seed
+    level, threads, block_elements, progress, plots = o.level, o.threads, o.block_elements, o.progress, o.plots
     if reps < 10:
         raise HarnessInputError(f"--reps {reps}: need at least 10")
     if b < 39:

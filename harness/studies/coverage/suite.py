@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.errors import HarnessInputError
 from harness.io import atomic_write_json, atomic_write_text, read_json, read_jsonl
@@ -28,6 +29,7 @@ from harness.studies.coverage.population import Population, load_population
 from harness.studies.coverage.results import CoverageResult
 from harness.studies.coverage.study import run_coverage
 from harness.studies.coverage.synthetic import synthetic_population
+from harness.studies.options import CoverageOptions
 
 SYNTHETIC = "synthetic"
 
@@ -196,26 +198,19 @@ def _cached(path: Path, spec: PopulationSpec, config: dict) -> CoverageResult | 
 
 def run_suite(
     specs: Sequence[PopulationSpec],
+    options: CoverageOptions | None = None,
     *,
-    reps: int = 5000,
-    ks: Sequence[int] = (5, 10, 20, 40, 80),
-    types: int = 6,
-    per_type: int = 4,
-    pps: bool = True,
-    b: int = 999,
-    seed: int = 0,
-    level: float = 0.95,
-    threads: int = 2,
     out_dir: str | Path | None = None,
     cache_dir: str | Path | None = None,
     on_population: Callable[[int, int, str], None] | None = None,
+    **fields: Any,
 ) -> SuiteResult:
     """Run the coverage study on every population of ``specs`` and apply the default rule (module docstring).
 
     Args:
         specs: the populations (at least one).
-        reps, ks, types, per_type, pps, b, seed, level, threads: as in :func:`~harness.studies.coverage.run_coverage`
-            (the same for every population).
+        options, fields: the coverage options, as in :func:`~harness.studies.coverage.run_coverage` (the same for
+            every population; no figures are drawn per population).
         out_dir: where to write ``suite.json`` and ``suite.csv`` (None: nothing).
         cache_dir: per-population results kept and reused here (None: no cache).
         on_population: called as ``f(i, total, label)`` before population i (progress).
@@ -226,6 +221,8 @@ def run_suite(
     Raises:
         HarnessInputError: no specs, two specs with the same label, an unreadable population, bad settings.
     """
+    o = CoverageOptions.of(options, **fields)
+    reps, ks, types, per_type, pps, b, seed, level = o.reps, o.ks, o.types, o.per_type, o.pps, o.b, o.seed, o.level
     if not specs:
         raise HarnessInputError("coverage suite: no populations")
     labels = [s.name() for s in specs]
@@ -242,7 +239,7 @@ def run_suite(
         cache = None if cache_dir is None else Path(cache_dir) / f"{_slug(label)}.json"
         res = None if cache is None else _cached(cache, spec, config)
         if res is None:
-            res = run_coverage(spec.load(), label=label, threads=threads, plots=False, **_run_kw(config))
+            res = run_coverage(spec.load(), o, label=label, plots=None, progress=False, **_run_kw(config))
             if cache is not None:
                 atomic_write_json(cache, {"spec": spec.__dict__, "config": config, "result": res.to_dict()})
         results.append(res)

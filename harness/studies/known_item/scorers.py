@@ -123,6 +123,8 @@ class ScorerInputs:
         chunker_id: the chunker that made the chunks (the embedding cache's key).
         workdir: work directory whose embedding cache the ``vector`` system shares (``None``: embed in memory).
         progress: show progress bars.
+        corpus_dir: the corpus folder the chunks come from (the per-query fallback of a kind without a batched
+            face ingests it: :class:`harness.studies.known_item.systems.StudySystems`).
     """
 
     chunk_texts: Sequence[str]
@@ -132,6 +134,7 @@ class ScorerInputs:
     chunker_id: str = "md-words-v1"
     workdir: Path | None = None
     progress: bool = False
+    corpus_dir: Path | None = None
 
 
 class ScorerFactory(Protocol):

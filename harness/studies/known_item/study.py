@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,10 +29,11 @@ from harness.studies.coverage import CoverageResult, design_diagnostics, run_cov
 from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
 from harness.studies.known_item.scorers import ScorerInputs
 from harness.studies.known_item.search import KnownItemOutcomes, known_item_search
-from harness.studies.known_item.systems import DEFAULT_DEPTH, StudySystems, plan_study_systems
+from harness.studies.known_item.systems import StudySystems, plan_study_systems
+from harness.studies.options import CoverageOptions, KnownItemOptions, split_fields
 
 if TYPE_CHECKING:
-    from harness.retrieve.vector import VectorOptions
+    pass
 
 __all__ = [
     "PUBLISHED",
@@ -231,44 +232,22 @@ def _run_system(
 def run_known_item(
     corpus_dir: str | Path,
     out_dir: str | Path | None,
-    *,
-    chunk_words: int = 100,
-    query_words: int = 20,
-    systems: Sequence[str] | str = ("bm25",),
-    min_tail_words: int = 20,
-    chunker: str | None = None,
-    workers: int = 2,
-    batch_size: int = 32,
-    vector_model: str | VectorOptions | None = None,
-    workdir: str | Path | None = None,
-    overwrite: bool = False,
-    progress: bool = False,
-    chunk_depth: int = DEFAULT_DEPTH,
+    options: KnownItemOptions | None = None,
+    **fields: Any,
 ) -> KnownItemResult:
     """Run the known-item study on a corpus folder and write its files (``harness known-item``).
 
     Args:
         corpus_dir: corpus folder.
         out_dir: output folder (written atomically as a whole); ``None`` writes nothing.
-        chunk_words: chunk size in words (``md-words-v1`` windows).
-        query_words: words per query.
-        systems: system names of the registry (:mod:`harness.retrieve.registry`, as in ``harness run``: ``bm25``,
-            ``tfidf``, ``vector:rescore=0``, ``rrf:bm25+tfidf``, ``mine=py:MODULE:ATTR``), a sequence or a
-            comma-separated string; the first is system A of the paired comparisons (each other system is compared
-            with it). Each is scored through its face (:mod:`.systems`).
-        min_tail_words: chunker tail rule (20 in ``md-words-v1``).
-        chunker: a registered chunker (``md-legal-v1``) instead of the ``md-words-v1`` windows; ``chunk_words``
-            and ``min_tail_words`` are then unused (recorded as ``None``).
-        workers: parallel search workers (forked processes; see :func:`known_item_search`).
-        batch_size: queries per block.
-        vector_model: defaults of the ``vector`` systems: a model name (default ``use``; see
-            :func:`harness.retrieve.embed.load_embedder`) or a :class:`~harness.retrieve.vector.VectorOptions`
-            (model, binarisation, rescoring; :func:`~.scorers.vector_scorer`).
-        workdir: work directory whose embedding cache the ``vector`` system reads and extends (``None``: embed in
-            memory, nothing cached).
-        overwrite: replace an existing ``out_dir``.
-        progress: show rich progress bars.
-        chunk_depth: chunks each per-query face (fusions, ``py:`` retrievers) ranks (>= 1).
+        options: the study's options (:class:`~harness.studies.options.KnownItemOptions`: chunking, queries,
+            systems, workers, vector defaults, work directory, depth); ``fields`` replace some of them
+            (``systems="bm25,tfidf"``). ``systems`` are names of the registry (:mod:`harness.retrieve.registry`, as
+            in ``harness run``: ``bm25``, ``tfidf``, ``vector:rescore=0``, ``rrf:bm25+tfidf``,
+            ``mine=py:MODULE:ATTR``); the first is system A of the paired comparisons. Each is scored through its
+            face (:mod:`.systems`). With ``chunker``, ``chunk_words`` and ``min_tail_words`` are unused (recorded as
+            ``None``). ``workdir``: the embedding cache the ``vector`` system reads and extends (``None``: embed in
+            memory).
 
     Returns:
         A :class:`KnownItemResult` (render it with ``rich.print``).
@@ -276,7 +255,12 @@ def run_known_item(
     Raises:
         HarnessInputError: unreadable corpus, unknown, unavailable or refused system (two-stage), ``out_dir`` exists
             without ``overwrite``, ``chunk_depth < 1``.
+        TypeError: a keyword that is no option.
     """
+    o = KnownItemOptions.of(options, **fields)
+    chunk_words, query_words, min_tail_words, chunker = o.chunk_words, o.query_words, o.min_tail_words, o.chunker
+    systems, workers, batch_size, vector_model = o.systems, o.workers, o.batch_size, o.vector_model
+    workdir, overwrite, progress, chunk_depth = o.workdir, o.overwrite, o.progress, o.chunk_depth
     plan = plan_study_systems(systems, vector_model)  # an unknown name is refused before any work
     systems = list(plan.names)
     if chunk_depth < 1:
@@ -308,6 +292,7 @@ def run_known_item(
         chunker_id=cc.chunker_id,
         workdir=Path(workdir) if workdir is not None else None,
         progress=progress,
+        corpus_dir=Path(corpus_dir),
     )
     faces = StudySystems(plan, inputs, cc.chunk_ids, cc.query_chunks, id_rank, depth=chunk_depth)
     outcomes: dict[str, KnownItemOutcomes] = {}
@@ -432,48 +417,36 @@ class SensitivityResult:
 def run_chunk_size_sensitivity(
     corpus_dir: str | Path,
     out_dir: str | Path | None,
+    options: KnownItemOptions | None = None,
     *,
     sizes: Sequence[int] = (50, 100, 400),
-    query_words: int = 20,
-    systems: Sequence[str] | str = ("bm25",),
-    workers: int = 2,
-    vector_model: str | VectorOptions | None = None,
-    workdir: str | Path | None = None,
-    overwrite: bool = False,
-    progress: bool = False,
-    chunk_depth: int = DEFAULT_DEPTH,
+    **fields: Any,
 ) -> SensitivityResult:
-    """Run :func:`run_known_item` at several chunk sizes (``md-words-v1`` rules, ``min_tail_words`` 20).
+    """Run :func:`run_known_item` at several chunk sizes (``md-words-v1`` windows).
 
     Args:
         corpus_dir: corpus folder.
         out_dir: parent output folder; each size goes to ``out_dir/words-<n>``; ``None`` writes nothing.
+        options, fields: as in :func:`run_known_item` (``chunk_words`` is each of ``sizes``).
         sizes: chunk sizes in words.
-        query_words, systems, workers, vector_model, workdir, overwrite, progress, chunk_depth: as in
-            :func:`run_known_item`.
 
     Returns:
         A :class:`SensitivityResult`.
+
+    Raises:
+        HarnessInputError: a ``chunker`` given (the sizes are windows of ``md-words-v1``); see
+            :func:`run_known_item`.
     """
+    o = KnownItemOptions.of(options, **fields)
+    if o.chunker is not None:
+        raise HarnessInputError("--chunker: runs one chunking; give it without a list of --chunk-words")
     if out_dir is not None:
-        check_output_location(out_dir, (corpus_dir, workdir))
+        check_output_location(out_dir, (corpus_dir, o.workdir))
     rows = []
     runs = {}
     for size in sizes:
         sub = None if out_dir is None else Path(out_dir) / f"words-{size}"
-        res = run_known_item(
-            corpus_dir,
-            sub,
-            chunk_words=size,
-            query_words=query_words,
-            systems=systems,
-            workers=workers,
-            vector_model=vector_model,
-            workdir=workdir,
-            overwrite=overwrite,
-            progress=progress,
-            chunk_depth=chunk_depth,
-        )
+        res = run_known_item(corpus_dir, sub, o, chunk_words=size)
         runs[size] = res
         for name, s in res.summary["systems"].items():
             d = s["diagnostics"]
@@ -514,62 +487,32 @@ class StudyResult:
 def run_study(
     corpus_dir: str | Path,
     out_dir: str | Path,
-    *,
-    chunk_words: int = 100,
-    query_words: int = 20,
-    min_tail_words: int = 20,
-    chunker: str | None = None,
-    systems: Sequence[str] | str = ("bm25", "tfidf"),
-    reps: int = 5000,
-    ks: Sequence[int] = (5, 10, 20, 40, 80),
-    types: int = 6,
-    per_type: int = 4,
-    b: int = 999,
-    seed: int = 0,
-    workers: int = 2,
-    vector_model: str | VectorOptions | None = None,
-    workdir: str | Path | None = None,
-    overwrite: bool = False,
-    progress: bool = False,
-    chunk_depth: int = DEFAULT_DEPTH,
+    options: KnownItemOptions | None = None,
+    coverage: CoverageOptions | None = None,
+    **fields: Any,
 ) -> StudyResult:
     """Known-item run plus coverage study in one call (the issue's "full study from one command").
 
     Args:
-        corpus_dir, out_dir, chunk_words, query_words, min_tail_words, chunker, systems, workers, vector_model,
-            workdir, overwrite, progress, chunk_depth: as in :func:`run_known_item`.
-        reps, ks, types, per_type, b, seed: as in :func:`harness.studies.coverage.run_coverage` (population = the first
-            system's outcomes).
+        corpus_dir, out_dir: as in :func:`run_known_item`.
+        options: the known-item options (default: :class:`KnownItemOptions` with systems ``bm25, tfidf``).
+        coverage: the coverage options (:func:`harness.studies.coverage.run_coverage`; population = the first
+            system's outcomes; default threads = the known-item ``workers``, progress likewise).
+        fields: fields of either options class, replacing theirs (``systems=..., reps=...``).
 
     Returns:
         A :class:`StudyResult`.
+
+    Raises:
+        TypeError: a keyword that is no option of either class.
     """
-    ki = run_known_item(
-        corpus_dir,
-        out_dir,
-        chunk_words=chunk_words,
-        query_words=query_words,
-        min_tail_words=min_tail_words,
-        chunker=chunker,
-        systems=systems,
-        workers=workers,
-        vector_model=vector_model,
-        workdir=workdir,
-        overwrite=overwrite,
-        progress=progress,
-        chunk_depth=chunk_depth,
-    )
+    ki_fields, cov_fields = split_fields(fields, KnownItemOptions, CoverageOptions)
+    if options is None:
+        ki_fields.setdefault("systems", ("bm25", "tfidf"))
+    o = KnownItemOptions.of(options, **ki_fields)
+    if coverage is None:
+        cov_fields = {"threads": o.workers, "progress": o.progress, **cov_fields}
+    ki = run_known_item(corpus_dir, out_dir, o)
     first = next(iter(ki.summary["systems"]))
-    cov = run_coverage(
-        out_dir,
-        reps=reps,
-        ks=ks,
-        types=types,
-        per_type=per_type,
-        b=b,
-        seed=seed,
-        system=first,
-        threads=workers,
-        progress=progress,
-    )
+    cov = run_coverage(out_dir, CoverageOptions.of(coverage, **cov_fields), system=first)
     return StudyResult(ki, cov)

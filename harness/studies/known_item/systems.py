@@ -8,12 +8,16 @@ identity (``rrf``, ``rrf:bm25+vector``) are searched once.
 
 Faces
 -----
-* **Batched** (:data:`FACES`, one per base kind of :data:`~harness.retrieve.registry.KINDS`): a scorer factory of
-  :mod:`.scorers` fills dense blocks of scores against every chunk of the study (:func:`.search.known_item_search`),
-  so the outcome reads the whole ranking. ``bm25``, ``tfidf`` and ``vector`` (with the options its name and the
-  run's defaults give).
-* **Per-query** (:class:`RankingScorer`): fusions and ``py:`` retrievers. Each block of queries is ranked to
-  ``depth`` chunks with the query's own chunk removed (rule 4), the way ``harness run`` ranks at ``--chunk-depth``,
+* **Batched** (:data:`FACES`, an optional speed-up for base kinds of :data:`~harness.retrieve.registry.KINDS`): a
+  scorer factory of :mod:`.scorers` fills dense blocks of scores against every chunk of the study
+  (:func:`.search.known_item_search`), so the outcome reads the whole ranking. ``bm25``, ``tfidf`` and ``vector``
+  (with the options its name and the run's defaults give). A base kind without a face (a new kind registered in
+  ``KINDS`` only) takes the per-query face below with its own system, opened by the registry on an ingest of the
+  corpus under the study's chunker (same chunk ids; needs a registered chunker: ``--chunk-words 100`` or
+  ``--chunker``).
+* **Per-query** (:class:`RankingScorer`): fusions, ``py:`` retrievers and base kinds without a batched face. Each
+  block of queries is ranked to ``depth`` chunks with the query's own chunk removed (rule 4), the way
+  ``harness run`` ranks at ``--chunk-depth``,
   and written into the score block as positive values in that ranking's order, ties kept, so rules 4-5 read it like
   any other block. A fusion fuses its inputs' rankings (each from its own face, the query chunk removed before
   fusing) with :meth:`harness.retrieve.fusion.FusionSpec.fuse` at ``depth``. A ``py:`` retriever is called once per
@@ -29,23 +33,26 @@ Faces
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
 
 from harness.errors import HarnessInputError
+from harness.metrics import DEFAULT_CHUNK_DEPTH
 from harness.ranking import top_k_by_score
 from harness.retrieve.plugin import check_results
-from harness.retrieve.registry import TWO_STAGE, SystemPlan
+from harness.retrieve.registry import KINDS, TWO_STAGE, SystemPlan
 from harness.studies.known_item.scorers import ScorerInputs, bm25_scorer, tfidf_scorer, vector_scorer
 from harness.studies.known_item.search import Scorer
 
 __all__ = ["DEFAULT_DEPTH", "FACES", "RankingScorer", "StudySystems", "plan_study_systems"]
 
-DEFAULT_DEPTH = 200
+DEFAULT_DEPTH = DEFAULT_CHUNK_DEPTH
 """Chunks each per-query face ranks (``harness run``'s default ``--chunk-depth``)."""
 
 Face = Callable[[ScorerInputs, BaseModel], tuple[Scorer, dict]]
@@ -170,6 +177,9 @@ class StudySystems:
         self.query_chunks, self.id_rank = np.asarray(query_chunks), id_rank
         self._pos: dict[str, int] | None = None
         self._built: dict[str, _Built] = {}
+        self._corpus = None  # the ingest a kind without a batched face ranks (opened on first use)
+        self._workdir: Path | None = None
+        self._tmp: tempfile.TemporaryDirectory | None = None
 
     def key(self, name: str) -> str:
         """The identity of system ``name`` (:meth:`SystemPlan.key`)."""
@@ -192,7 +202,9 @@ class StudySystems:
                 scorer, config = self._fusion(name)
             elif node.plugin is not None:
                 scorer, config = self._plugin(name)
-            else:  # pragma: no cover - plan_study_systems refuses the other kinds
+            elif rec.kind in KINDS:  # a base kind without a batched face: the per-query face of its own system
+                scorer, config = self._registry_system(name)
+            else:  # pragma: no cover - plan_study_systems refuses two-stage, SystemPlan.parse every other kind
                 raise HarnessInputError(f"--systems: {name!r}: kind {rec.kind} has no known-item face")
             self._built[key] = _Built(scorer, config, time.perf_counter() - t0)
         b = self._built[key]
@@ -263,12 +275,17 @@ class StudySystems:
     def _plugin(self, name: str) -> tuple[RankingScorer, dict]:
         node = self.plan.nodes[name]
         plugin, where = node.plugin, f"system {name} ({node.record.text})"
+        return self._per_query(plugin.obj, where), self._plugin_config(name)
+
+    def _per_query(self, obj, where: str) -> RankingScorer:
+        """The per-query face of a retriever object (``obj.search(queries, doc_depth=1, chunk_depth=depth + 1)``,
+        its chunk ids the study's), run in the calling process only."""
         queries, qc, pos, depth = list(self.inputs.query_texts), self.query_chunks, self._positions(), self.depth
         ids = self.chunk_ids
 
         def rank_block(start: int, stop: int) -> list[tuple[np.ndarray, np.ndarray]]:
             try:
-                raw = plugin.obj.search(queries[start:stop], doc_depth=1, chunk_depth=depth + 1)
+                raw = obj.search(queries[start:stop], doc_depth=1, chunk_depth=depth + 1)
             except HarnessInputError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
@@ -299,6 +316,57 @@ class StudySystems:
                 out.append((ps, np.asarray([v for _, v in kept], dtype=np.float64)))
             return out
 
+        empty = np.zeros(len(qc), dtype=bool)
+        return RankingScorer(rank_block, len(qc), len(ids), empty, fork_safe=False)
+
+    def _registry_system(self, name: str) -> tuple[RankingScorer, dict]:
+        """A base kind of the registry without a batched face (:data:`FACES`): the kind's own system, opened by
+        :data:`harness.retrieve.registry.KINDS` on an ingest of the study's corpus under the study's chunker (the
+        same chunk ids), ranked per query like a ``py:`` retriever.
+
+        Raises:
+            HarnessInputError: the study's chunks are ``md-words-v1`` windows of another size (no registered
+                chunker gives them: use ``--chunk-words 100`` or ``--chunker``), no corpus folder, what the kind's
+                factory raises.
+        """
+        from harness.corpus.chunker import get_chunker
+        from harness.corpus.ingest import ingest
+        from harness.corpus.store import Corpus
+        from harness.retrieve.base import SystemContext
+
+        node = self.plan.nodes[name]
+        kind, cid, where = KINDS[node.record.kind], self.inputs.chunker_id, f"system {name} ({node.record.text})"
+        try:
+            get_chunker(cid)
+        except HarnessInputError:
+            raise HarnessInputError(
+                f"--systems: {name!r}: kind {kind.name} has no batched known-item face, and its per-query face ranks "
+                f"an ingest of the corpus, which no registered chunker gives for {cid}; use --chunk-words 100 or "
+                "--chunker"
+            ) from None
+        if self.inputs.corpus_dir is None:
+            raise HarnessInputError(f"--systems: {name!r}: kind {kind.name} needs the corpus folder (per-query face)")
+        if self._corpus is None:
+            workdir = self.inputs.workdir
+            if workdir is None:
+                self._tmp = tempfile.TemporaryDirectory(prefix="harness-known-item-")
+                workdir = Path(self._tmp.name)
+            db, _manifest, _created = ingest(
+                self.inputs.corpus_dir, workdir, chunker_id=cid, progress=self.inputs.progress, log=lambda _m: None
+            )
+            self._corpus, self._workdir = Corpus(db, readonly=False), workdir
+        obj = kind.open(SystemContext(self._corpus, self._workdir, progress=self.inputs.progress), node.options)
+        config = {
+            "system": name,
+            "kind": kind.name,
+            "options": node.options.model_dump(mode="json"),
+            "path": self._path() + f"; the registry's {kind.name} system over an ingest of the corpus ({cid})",
+        }
+        return self._per_query(obj, where), config
+
+    def _plugin_config(self, name: str) -> dict:
+        node = self.plan.nodes[name]
+        plugin = node.plugin
         config = {
             "system": name,
             "kind": "py",
@@ -306,5 +374,4 @@ class StudySystems:
             "config": plugin.config(),
             "path": self._path() + "; one process",
         }
-        empty = np.zeros(len(qc), dtype=bool)
-        return RankingScorer(rank_block, len(qc), len(ids), empty, fork_safe=False), config
+        return config

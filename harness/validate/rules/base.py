@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 from harness.corpus.chunker import normalize_text
+from harness.corpus.view import CorpusView
 from harness.goldset.io import GoldSet
 from harness.goldset.schema import GoldManifest, GoldRecord
 from harness.validate.contract import Contract
-from harness.validate.corpusview import CorpusView
 from harness.validate.report import Finding, RuleInfo
 
 __all__ = [

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
+from harness.corpus.quotes import check_quote
+from harness.corpus.view import common_heading_path
 from harness.goldset.schema import GoldRecord
-from harness.validate.corpusview import common_heading_path
-from harness.validate.quotes import check_quote
 from harness.validate.report import Finding
 from harness.validate.rules.base import Context, fail, not_applicable, not_checked, ok, rule
 

@@ -30,7 +30,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from harness.corpus.chunker import Chunk
-from harness.validate.corpusview import DocChunks
+from harness.corpus.view import DocChunks
 
 __all__ = [
     "COMPARED_CHARS",
@@ -38,6 +38,7 @@ __all__ = [
     "Occurrence",
     "QuoteCheck",
     "check_quote",
+    "choose_occurrence",
     "closest_chunk",
     "closest_match",
     "excerpt",
@@ -305,3 +306,28 @@ def check_quote(doc: DocChunks, chunk_index: int, quote: str, normalize) -> Quot
     if cm["compared_chars"] < cm["quote_chars"]:
         msg += f" (a quote of {cm['quote_chars']} characters: its first {cm['compared_chars']} were aligned)"
     return QuoteCheck(False, "not_contiguous", msg, {"cited": cited.chunk_id, **cm})
+
+
+def choose_occurrence(occs: list[Occurrence], hint: int | None) -> tuple[Occurrence, str | None]:
+    """The occurrence to cite and, when the choice was not forced, why (``harness goldset resolve``, step 1 of
+    :mod:`harness.curation.resolve`, and the evidence matcher :mod:`harness.evaluation.evidence`).
+
+    Args:
+        occs: the quote's occurrences (:func:`quote_occurrences`; not empty).
+        hint: the chunk index the evidence item names, or ``None``.
+
+    Returns:
+        ``(occurrence, reason or None)``: the occurrence containing chunk ``hint``, else the first inside a single
+        chunk, else the first (one quote matcher in the project).
+    """
+    if len(occs) == 1:
+        return occs[0], None
+    where = ", ".join(" + ".join(c.chunk_id for c in o.chunks) for o in occs[:4]) + (", ..." if len(occs) > 4 else "")
+    if hint is not None:
+        for o in occs:
+            if any(c.index == hint for c in o.chunks):
+                return o, None
+    single = [o for o in occs if len(o.chunks) == 1]
+    pick = single[0] if single else occs[0]
+    why = "the first inside one chunk" if single else "the first"
+    return pick, f"quote occurs {len(occs)} times ({where}); cited {pick.chunks[0].chunk_id}, {why}"

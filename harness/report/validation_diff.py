@@ -1,5 +1,5 @@
-"""How a correction's diff reads: plain text lines (the terminal, :mod:`harness.validate.render`) and Markdown lines
-(a pull-request comment, :mod:`harness.validate.markdown`).
+"""How a correction's diff reads: plain text lines (the terminal, :mod:`harness.report.validation`) and Markdown lines
+(a pull-request comment, :mod:`harness.report.validation_markdown`).
 
 Every change is shown (:mod:`harness.goldset.diff` keeps whole values): a short value in full, old ``->`` new; a
 long string as its word-level diff, deletions ``[-like this-]`` and insertions ``{+like this+}`` in text (as ``git

@@ -30,7 +30,7 @@ from harness.metrics import METRIC_SETS, question_metrics
 from harness.stats import paired
 from harness.stats.methods import DEFAULTS
 
-__all__ = ["IMPACT_METRICS", "Impact", "correction_impact", "rescore"]
+__all__ = ["IMPACT_METRICS", "Impact", "correction_impact", "impact_of", "rescore"]
 
 IMPACT_METRICS: tuple[str, ...] = METRIC_SETS["compare"]
 """The metrics whose change is shown (the ``compare`` set of :data:`harness.metrics.METRIC_SETS`)."""
@@ -168,3 +168,17 @@ def correction_impact(
     if out is None:
         raise HarnessInputError("--impact: no run given")
     return out
+
+
+def impact_of(runs: Sequence[str | Path], *, metrics: Sequence[str] = IMPACT_METRICS):
+    """The hook :func:`harness.validate.validate` (``impact=``) calls with the old and the corrected set: it
+    re-scores ``runs`` with :func:`correction_impact` and returns the JSON-ready :class:`Impact` dict.
+
+    Raises (when called): see :func:`correction_impact`.
+    """
+    runs = tuple(runs)
+
+    def hook(old: GoldSet, new: GoldSet) -> dict:
+        return correction_impact(old, new, runs, metrics=metrics).to_dict()
+
+    return hook

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from harness.report.format import Markup, md
 from harness.report.markdown import table
-from harness.validate.diffview import diff_markdown_lines
+from harness.report.validation_diff import diff_markdown_lines
 from harness.validate.report import ValidationReport
 
 __all__ = ["impact_markdown_lines", "validation_markdown_lines"]
@@ -17,7 +17,7 @@ def _iv(iv: dict | None) -> str:
 
 
 def impact_markdown_lines(impact: dict) -> list[str]:
-    """The metric impact (:meth:`harness.validate.impact.Impact.to_dict`) as one table per run."""
+    """The metric impact (:meth:`harness.evaluation.impact.Impact.to_dict`) as one table per run."""
     out = [
         "",
         f"#### Metric impact (new - old; {md(impact['method'])} {impact['level']:.0%} paired intervals, clusters of "

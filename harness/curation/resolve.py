@@ -6,9 +6,9 @@ string ``"A > B"`` as well as a list. What the author must give: each gold docum
 evidence item, the ``quote`` (exact text of the document, as in V001: compared after the chunker's normaliser).
 
 What resolve does, per evidence item, with the corpus re-chunked by the chunker given (``md-words-v1`` by default;
-:class:`harness.validate.corpusview.CorpusView`):
+:class:`harness.corpus.view.CorpusView`):
 
-1. it finds the quote in its document with :func:`harness.validate.quotes.quote_occurrences` (the search V001
+1. it finds the quote in its document with :func:`harness.corpus.quotes.quote_occurrences` (the search V001
    uses). When the quote occurs more than once, the occurrence containing the chunk the item names
    (``chunk_index``, else ``chunk_id``) wins, else the first occurrence inside a single chunk, else the first
    occurrence; the choice is reported;
@@ -19,7 +19,7 @@ What resolve does, per evidence item, with the corpus re-chunked by the chunker 
    from it (consecutive items with the same ``source_quote`` are one quote), so a set resolved under one chunker
    can be re-resolved under another;
 3. a quote not found is a problem: one located line naming the closest match (the chunk whose closest contiguous
-   match is most similar, diagnosed by :func:`harness.validate.quotes.check_quote`, as V001 reports it).
+   match is most similar, diagnosed by :func:`harness.corpus.quotes.check_quote`, as V001 reports it).
 
 Per gold document: ``heading_path`` becomes the common heading path of its cited chunks (rule V004; a written path
 that disagrees is replaced and reported); ``relpath``, ``publication_date`` and ``section`` are filled from the
@@ -27,7 +27,7 @@ corpus metadata where it has them (a written value that disagrees is replaced an
 (or alternative) is a problem.
 
 Output (only when there is no problem and the resolved set validates against its contract and the corpus): the
-dataset folder of :mod:`harness.goldset.build`, with a starter contract unless one is given. Exit codes of the
+dataset folder of :mod:`harness.curation.build`, with a starter contract unless one is given. Exit codes of the
 CLI: 0 written, 1 resolved but a validation rule fails (nothing written), 2 a problem (nothing written).
 """
 
@@ -39,16 +39,16 @@ from pathlib import Path
 from pydantic import Field, StrictInt, ValidationError
 
 from harness.corpus.chunker import Chunk
+from harness.corpus.quotes import check_quote, choose_occurrence, closest_chunk, quote_occurrences
+from harness.corpus.view import CorpusView, DocChunks, common_heading_path, open_corpus
+from harness.curation.build import BuiltDataset, dataset_manifest, starter_contract, write_dataset
 from harness.errors import HarnessInputError
-from harness.goldset.build import BuiltDataset, dataset_manifest, starter_contract, write_dataset
 from harness.goldset.io import format_validation_error
 from harness.goldset.schema import Evidence, GoldDocument, GoldRecord, Id
 from harness.io import read_jsonl, sha256_file
 from harness.validate.contract import Contract, load_contract, major_of
-from harness.validate.corpusview import CorpusView, DocChunks, common_heading_path, open_corpus
-from harness.validate.quotes import Occurrence, check_quote, closest_chunk, quote_occurrences
 
-__all__ = ["DraftRecord", "ResolveError", "Resolved", "choose_occurrence", "resolve_goldset", "resolve_records"]
+__all__ = ["DraftRecord", "ResolveError", "Resolved", "resolve_goldset", "resolve_records"]
 
 
 class DraftEvidence(Evidence):
@@ -114,30 +114,6 @@ def _hint(ev: DraftEvidence, doc: DocChunks) -> int | None:
     if ev.chunk_id is not None and str(ev.chunk_id) in doc.by_id:
         return doc.by_id[str(ev.chunk_id)].index
     return None
-
-
-def choose_occurrence(occs: list[Occurrence], hint: int | None) -> tuple[Occurrence, str | None]:
-    """The occurrence to cite (module docstring, step 1) and, when the choice was not forced, why.
-
-    Args:
-        occs: the quote's occurrences (:func:`harness.validate.quotes.quote_occurrences`; not empty).
-        hint: the chunk index the evidence item names, or ``None``.
-
-    Returns:
-        ``(occurrence, reason or None)``: the occurrence containing chunk ``hint``, else the first inside a single
-        chunk, else the first. Also used by :mod:`harness.evaluation.evidence` (one quote matcher in the project).
-    """
-    if len(occs) == 1:
-        return occs[0], None
-    where = ", ".join(" + ".join(c.chunk_id for c in o.chunks) for o in occs[:4]) + (", ..." if len(occs) > 4 else "")
-    if hint is not None:
-        for o in occs:
-            if any(c.index == hint for c in o.chunks):
-                return o, None
-    single = [o for o in occs if len(o.chunks) == 1]
-    pick = single[0] if single else occs[0]
-    why = "the first inside one chunk" if single else "the first"
-    return pick, f"quote occurs {len(occs)} times ({where}); cited {pick.chunks[0].chunk_id}, {why}"
 
 
 def _resolve_quote(
@@ -311,7 +287,7 @@ def resolve_goldset(
         name: the gold set's name (default: the contract's ``dataset``, else the records file's stem).
         version: its version (default ``<contract major>.0.0``, else ``1.0.0``).
         contract: a contract file the set must meet; without it a starter contract is written into
-            ``out/validators/`` (:func:`harness.goldset.build.starter_contract`).
+            ``out/validators/`` (:func:`harness.curation.build.starter_contract`).
 
     Returns:
         :class:`Resolved` with ``built`` set: ``built.written`` is ``out`` or ``None`` (a rule failed:

@@ -18,11 +18,14 @@ import functools
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.corpus.chunker import Chunk, Chunker, decode_source, get_chunker
-from harness.corpus.ingest import CorpusSource, DocMeta, scan_corpus
-from harness.corpus.store import Corpus
+from harness.corpus.source import CorpusSource, DocMeta, scan_corpus
 from harness.errors import HarnessInputError
+
+if TYPE_CHECKING:  # a database is only read through the object given (validation loads no SQLite code)
+    from harness.corpus.store import Corpus
 
 __all__ = ["CorpusView", "DocChunks", "LazyNormalized", "common_heading_path", "open_corpus"]
 

@@ -11,7 +11,6 @@ import datetime as dt
 import json
 import os
 import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from harness.errors import HarnessInputError
 from harness.goldset.readme import regenerate_readme
 from harness.io import atomic_directory
 from harness.validate.contract import Contract
-from harness.validate.core import Corrections, validate_correction
+from harness.validate.core import Corrections, ImpactHook, validate_correction
 from harness.validate.report import ValidationReport
 
 __all__ = ["ApplyResult", "apply_correction", "dataset_files"]
@@ -83,7 +82,7 @@ def apply_correction(
     structural_only: bool = False,
     contract: str | Path | Contract | None = None,
     today: dt.date | None = None,
-    impact_runs: Sequence[str | Path] = (),
+    impact: ImpactHook | None = None,
 ) -> ApplyResult:
     """Validate a corrected gold set and, only if it is valid, write it as a new minor version.
 
@@ -98,7 +97,7 @@ def apply_correction(
             entry says so (``validation.corpus_rules``, ``validation.structural_only``).
         contract: contract file or folder (default: ``validators/`` by the slug rule) or a loaded contract.
         today: date of the change-log entry (default: today, UTC).
-        impact_runs: run records to re-score against the old and new set (``report.correction.impact``).
+        impact: the metric-impact hook (:func:`harness.evaluation.impact.impact_of`; ``report.correction.impact``).
 
     Returns:
         :class:`ApplyResult`; ``written`` is true only when the corrected set validated (exit code 0). The new
@@ -131,7 +130,7 @@ def apply_correction(
         raise HarnessInputError(f"{out}: field out_dir: already exists; refusing to overwrite")
     files = dataset_files(src_root)
     report, corrected = validate_correction(
-        dataset_dir, correction_file, corpus_dir=corpus_dir, contract=contract, today=today, impact_runs=impact_runs
+        dataset_dir, correction_file, corpus_dir=corpus_dir, contract=contract, today=today, impact=impact
     )
     if not corrected.changed_ids:
         names = ", ".join(f.path.name for f in corrected.files)

@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.corpus.ingest import CorpusSource
+from harness.corpus.view import CorpusView
 from harness.errors import HarnessInputError
 from harness.goldset.io import load_goldset
 from harness.goldset.schema import GoldRecord
 from harness.io import atomic_directory, sha256_bytes
 from harness.validate.contract import Contract, contract_slug, load_contract, major_of
 from harness.validate.core import resolve_contract, validate_goldset
-from harness.validate.corpusview import CorpusView
 from harness.validate.report import ValidationReport
 
 __all__ = ["BuiltDataset", "dataset_manifest", "id_prefix", "records_jsonl", "starter_contract", "write_dataset"]

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from harness.validate.diffview import diff_text_lines
+from harness.report.validation_diff import diff_text_lines
 from harness.validate.report import STATUSES, ValidationReport, worst
 
 __all__ = ["impact_text_lines", "render"]
@@ -33,7 +33,7 @@ _WORD = {
 
 MESSAGE_CHARS = 2000
 """Characters of a finding's message the terminal rendering shows at most (the JSON form keeps it whole). Quote
-findings are short already (:data:`harness.validate.quotes.EXCERPT_CHARS`); this bounds any other message that
+findings are short already (:data:`harness.corpus.quotes.EXCERPT_CHARS`); this bounds any other message that
 echoes a long input string, since wrapping one long unbroken line costs the terminal renderer more than linear
 time (issue 18 item 6)."""
 
@@ -44,7 +44,7 @@ def _short(value, n: int = 200) -> str:
 
 
 def impact_text_lines(impact: dict) -> list[str]:
-    """The metric impact of a correction (:meth:`harness.validate.impact.Impact.to_dict`) as plain text lines: per
+    """The metric impact of a correction (:meth:`harness.evaluation.impact.Impact.to_dict`) as plain text lines: per
     run and system, each metric's old and new mean and the paired difference new - old with its interval."""
     how = f"{impact['method']} {impact['level']:.0%} paired intervals"
     out = [f"metric impact ({how}, new - old; clusters of the new set)"]

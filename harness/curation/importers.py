@@ -40,12 +40,12 @@ from pydantic import ValidationError
 
 from harness.corpus.chunker import get_chunker
 from harness.corpus.ingest import CorpusSource, DocMeta, scan_corpus
+from harness.corpus.view import CorpusView, open_corpus
+from harness.curation.build import BuiltDataset, dataset_manifest, starter_contract, write_dataset
 from harness.errors import HarnessInputError
-from harness.goldset.build import BuiltDataset, dataset_manifest, starter_contract, write_dataset
 from harness.goldset.io import format_validation_error
 from harness.goldset.schema import GoldRecord
 from harness.io import atomic_directory, read_jsonl, sha256_file
-from harness.validate.corpusview import CorpusView, open_corpus
 
 __all__ = ["Imported", "import_beir", "import_qrels", "read_queries", "read_trec_qrels", "write_beir_corpus"]
 
