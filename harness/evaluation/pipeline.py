@@ -358,6 +358,8 @@ def run(
                 extents=extents,
             )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
+        if sysset.warnings:  # a plugin's unknown ids (issue 26 item 9)
+            summary["warnings"] = [*summary.get("warnings", []), *sysset.warnings]
         say(
             f"metrics and intervals: {timings['metrics_and_intervals']:.1f} s (the record's "
             "timings_s.metrics_and_intervals)"
