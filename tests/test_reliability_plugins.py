@@ -137,6 +137,7 @@ class R:
 """
 
 
+@pytest.mark.slow  # a subprocess (the real file descriptor 1)
 def test_plugin_prints_go_to_stderr_and_json_stdout_is_exactly_the_result(tiny):
     corpus, goldset, tmp = tiny
     path = plugin(tmp, NOISY)

@@ -112,6 +112,8 @@ class EmbeddingCache:
         except apsw.Error as exc:
             with contextlib.suppress(apsw.Error):
                 self.conn.close()
+            if isinstance(exc, apsw.BusyError | apsw.LockedError):  # another process's lock: not damage
+                raise HarnessInputError(f"{self.path}: embedding cache is locked by another process ({exc})") from None
             return f"SQLite cannot read it ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
         if not existed:
             self._wrote = True
@@ -131,6 +133,8 @@ class EmbeddingCache:
                 ).fetchone()[0]
                 if bad:
                     return f"{bad} stored vectors have the wrong width"
+        except (apsw.BusyError, apsw.LockedError):
+            raise  # not damage: _open reports it
         except apsw.Error as exc:
             return f"SQLite cannot read it ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
         return None
