@@ -1,6 +1,6 @@
 """Derived files carry a manifest checked on every load (issue 26, items 2 and 7): a damaged BM25 index, evidence
-cache, vector index or embedding cache is rebuilt with one notice, never used as it is; an unchanged one is never
-hashed again."""
+cache or vector index is rebuilt with one notice, a damaged embedding cache refused naming it; none is ever used as
+it is, and an unchanged one is never hashed again."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import harness.derived as derived
 from harness.cli import app
 from harness.corpus.store import Corpus
 from harness.derived import check_manifest, write_manifest
+from harness.errors import HarnessInputError
 from harness.retrieve.vector import VectorIndex
 from harness.retrieve.vector.cache import EmbeddingCache, cached_passage_embeddings
 
@@ -28,10 +29,10 @@ def tiny(tmp_path):
     return corpus, write_tiny_goldset(tmp_path / "gs", corpus), tmp_path
 
 
-def run(tiny, run_id: str, systems: str = "bm25"):
+def run(tiny, run_id: str, systems: str = "bm25", *extra: str):
     corpus, goldset, tmp = tiny
     args = ["run", "--corpus", corpus, "--goldset", goldset, "--systems", systems, "--workdir", tmp / "wd"]
-    r = CliRunner().invoke(app, [str(a) for a in [*args, "--runs-dir", tmp / "runs", "--run-id", run_id]])
+    r = CliRunner().invoke(app, [str(a) for a in [*args, "--runs-dir", tmp / "runs", "--run-id", run_id, *extra]])
     return r
 
 
@@ -164,21 +165,45 @@ def random_pages(path: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", [truncate, random_bytes, random_pages])
-def test_a_damaged_embedding_cache_is_removed_and_re_embedded(tmp_path, capsys, damage):
+def test_a_damaged_embedding_cache_is_refused_naming_it_and_never_read(tmp_path, damage):
+    """Refused with one line naming the file and the fix, the file left as it is (other runs may read it; re-embedding
+    a corpus is slow); once the user deletes it, the vectors equal those of the undamaged cache."""
     texts = [f"texto numero {i} " * 40 for i in range(300)]
     clean, s1 = embed_texts(tmp_path / "w", texts)
     assert s1["n_embedded"] == 300
     _, s2 = embed_texts(tmp_path / "w", texts)
     assert s2["n_cache_hits"] == 300  # warm: read from the cache
-    capsys.readouterr()
-    damage(tmp_path / "w" / "embeddings" / "cache.sqlite")
+    cache = tmp_path / "w" / "embeddings" / "cache.sqlite"
+    damage(cache)
+    damaged = cache.read_bytes()
+    with pytest.raises(
+        HarnessInputError, match=r"cache\.sqlite: damaged embedding cache \(.*\); .* delete cache\.sqlite"
+    ):
+        embed_texts(tmp_path / "w", texts)
+    assert cache.read_bytes() == damaged
+    for p in cache.parent.glob("cache.sqlite*"):
+        p.unlink()
     got, s3 = embed_texts(tmp_path / "w", texts)
-    err = capsys.readouterr().err
-    assert err.count("harness: embedding cache") == 1 and "embedded again" in err, err
     np.testing.assert_array_equal(got, clean)
     assert s3["n_embedded"] == 300
-    _, s4 = embed_texts(tmp_path / "w", texts)
-    assert s4["n_cache_hits"] == 300 and capsys.readouterr().err == ""
+
+
+@pytest.mark.slow  # loads an embedding model (about 40 s here)
+def test_a_damaged_embedding_cache_is_one_line_in_run_and_embed(tiny):
+    """The command line: exit 2 and one line naming the file, no traceback (before: apsw tracebacks)."""
+    corpus, _goldset, tmp = tiny
+    cache = tmp / "wd" / "embeddings" / "cache.sqlite"
+    cache.parent.mkdir(parents=True)
+    cache.write_bytes(np.random.default_rng(1).integers(0, 256, 20_000, dtype=np.uint8).tobytes())
+    for r in (
+        run(tiny, "v", "vector", "--model", "wordllama"),
+        CliRunner().invoke(
+            app, ["embed", "--corpus", str(corpus), "--workdir", str(tmp / "wd"), "--model", "wordllama"]
+        ),
+    ):
+        errors = [x for x in r.output.splitlines() if x.startswith("error:")]
+        assert r.exit_code == 2 and len(errors) == 1 and "Traceback" not in r.output, r.output
+        assert f"{cache}: damaged embedding cache" in errors[0]
 
 
 def test_a_vector_index_edited_in_place_is_rebuilt_from_the_cache(tmp_path, capsys):

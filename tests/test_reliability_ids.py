@@ -48,6 +48,16 @@ def test_jsonl_rankings_with_such_ids_are_refused_naming_the_line(tmp_path, bad)
         read_rankings(path)
 
 
+def test_trec_rankings_with_control_characters_in_ids_are_refused(tmp_path):
+    path = tmp_path / "r.trec"
+    path.write_text("q1 Q0 ley-a 1 2.0 mine\nq1 Q0 ley\x1b[31m 2 1.0 mine\n", "utf-8")
+    with pytest.raises(HarnessInputError, match=rf"^{path}:2: id 'ley\\x1b\[31m' holds a control character"):
+        read_rankings(path)
+    path.write_text("q\x07 Q0 ley-a 1 2.0 mine\n", "utf-8")
+    with pytest.raises(HarnessInputError, match=rf"^{path}:1: query id 'q\\x07' holds a control character"):
+        read_rankings(path)
+
+
 def test_imports_refuse_such_ids_naming_file_and_line(tmp_path: Path):
     q = tmp_path / "q.jsonl"
     q.write_text(json.dumps({"_id": "q 1", "text": "una pregunta"}) + "\n", "utf-8")

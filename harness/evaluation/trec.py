@@ -208,6 +208,8 @@ def read_rankings(
             if len(parts) != 6:
                 raise HarnessInputError(f"{where}: expected 6 columns 'qid Q0 id rank score tag', got {len(parts)}")
             qid, _q0, item, rank, score, tag = nfc(parts)
+            check_item_id(qid, where, what="query id")  # whitespace cannot occur here; control characters can
+            check_item_id(item, where)
             try:
                 s = float(score)
             except ValueError:

@@ -10,9 +10,9 @@ Damage (issue 26, item 7): the file carries a derived-file manifest (:mod:`harne
 ``cache.sqlite.manifest.json``, kind ``embedding-cache``) stamped when a connection that wrote closes. On open, a
 file whose size or mtime differs from the stamp (or that has none) is checked before use: SQLite's
 ``PRAGMA quick_check`` and every stored vector's width against its key's dimension. A file SQLite cannot open, or
-that fails the check, is removed with one notice on stderr and a new, empty cache takes its place (its vectors are
-derived: they are embedded again); never a traceback, never a vector read from a damaged file. An unchanged file
-costs one ``stat``.
+that fails the check, is refused with one line naming it and saying how to fix it (exit 2): never a traceback, never
+a vector read from a damaged file. It is not removed: its vectors are derived, but other runs may be reading it and
+re-embedding a corpus is slow (the known-item study's rule since issue 18). An unchanged file costs one ``stat``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from harness.derived import check_manifest, damaged_notice, remove_derived, write_manifest
+from harness.derived import check_manifest, write_manifest
 from harness.errors import HarnessInputError
 from harness.retrieve.binary import pack_signs
 from harness.retrieve.embed.workers import ShardedEmbedder, passage_embedder
@@ -66,18 +66,12 @@ class EmbeddingCache:
         self.manifest_path = self.path.with_name(self.path.name + ".manifest.json")
         self._wrote = False
         problem = self._open()
-        if problem is not None:  # derived: drop the damaged file and start again (module docstring)
-            damaged_notice("embedding cache", self.path, problem, "removed it; its vectors will be embedded again")
-            try:
-                for p in (self.path, *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm", "-journal"))):
-                    remove_derived(p)
-                remove_derived(self.manifest_path)
-            except OSError as exc:
-                raise HarnessInputError(
-                    f"{self.path}: damaged embedding cache ({problem}) cannot be removed ({exc.strerror or exc})"
-                ) from None
-            if (problem := self._open()) is not None:
-                raise HarnessInputError(f"{self.path}: embedding cache cannot be created ({problem})")
+        if problem is not None:  # refused, not removed (module docstring)
+            raise HarnessInputError(
+                f"{self.path}: damaged embedding cache ({problem}); it holds derived vectors only, but other runs may "
+                "be reading it and re-embedding is slow, so harness leaves it: when no harness process uses this "
+                f"work directory, delete {self.path.name} and its -wal/-shm files in {self.path.parent} and run again"
+            )
 
     def _open(self) -> str | None:
         """Open, check (when changed since the stamp) and prepare the file; the problem, or ``None``."""
