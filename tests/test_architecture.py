@@ -215,8 +215,8 @@ def test_import_graph_has_no_cycle():
 
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "nfc", "progress", "harness"}),  # `harness`: the root package's own __init__
-    frozenset({"ranking", "levels", "io", "memory", "stats"}),  # stats: pure numerics, knows no metric or report
-    frozenset({"corpus", "goldset"}),  # corpus files, chunkers, quote search; the gold-set model
+    frozenset({"ranking", "levels", "io", "memory", "ids", "stats"}),  # stats: pure numerics, knows no metric or report
+    frozenset({"corpus", "goldset", "derived"}),  # corpus files, chunkers, quote search; the gold-set model; manifests
     frozenset({"metrics", "retrieve", "validate"}),
     frozenset({"curation", "evaluation", "studies"}),  # gold-set authoring; runs, compare, gate; the studies
     frozenset({"report"}),  # every rendering

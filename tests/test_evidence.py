@@ -133,7 +133,7 @@ def test_cache_is_keyed_by_goldset_corpus_and_chunker_and_recomputed_when_damage
     a = resolve_evidence(gs, src, "md-words-v1", workdir=work)
     b = resolve_evidence(gs, src, "md-legal-v1", workdir=work)
     files = sorted(p.name for p in (work / "evidence").iterdir())
-    assert files == sorted([f"{a.key}.json", f"{b.key}.json"])
+    assert files == sorted([f"{k}{ext}" for k in (a.key, b.key) for ext in (".json", ".manifest.json")])
     assert a.key == f"{gs.sha256[:16]}-{src.corpus_hash[:16]}-md-words-v1"
     assert resolve_evidence(gs, src, "md-words-v1", workdir=work) == a  # read back from the cache
     # a damaged cache file is derived: recomputed and rewritten

@@ -45,6 +45,7 @@ from harness.curation.build import BuiltDataset, dataset_manifest, starter_contr
 from harness.errors import HarnessInputError
 from harness.goldset.io import format_validation_error
 from harness.goldset.schema import GoldRecord
+from harness.ids import check_item_id
 from harness.io import atomic_directory, read_jsonl, sha256_file
 
 __all__ = ["Imported", "import_beir", "import_qrels", "read_queries", "read_trec_qrels", "write_beir_corpus"]
@@ -81,7 +82,9 @@ Judgements = dict[str, dict[str, tuple[int, int]]]
 """``{qid: {docid: (rel, line)}}`` in order of first appearance."""
 
 
-def _add(out: Judgements, path: Path, line: int, qid: str, docid: str, rel_text: str) -> None:
+def _add(out: Judgements, path: Path, line: int, qid: str, docid: str, rel_text: str, *, beir: bool = False) -> None:
+    check_item_id(qid, f"{path}:{line}", what="query id")
+    check_item_id(docid, f"{path}:{line}: query {qid}", what="document id", document=beir)
     try:
         rel = int(rel_text)
     except ValueError:
@@ -129,15 +132,15 @@ def _read_beir_qrels(path: Path) -> Judgements:
             continue  # the header line: query-id corpus-id score
         if len(cols) != 3:
             raise HarnessInputError(f"{path}:{i}: expected 3 tab-separated columns 'query-id corpus-id score'")
-        _add(out, path, i, cols[0].strip(), cols[1].strip(), cols[2].strip())
+        _add(out, path, i, cols[0].strip(), cols[1].strip(), cols[2].strip(), beir=True)
     return out
 
 
-def _jsonl_id(path: Path, line: int, obj: dict, key: str = "id") -> str:
+def _jsonl_id(path: Path, line: int, obj: dict, key: str = "id", *, document: bool = False) -> str:
     raw = obj.get(key, obj.get("_" + key))
     if isinstance(raw, bool) or not isinstance(raw, str | int) or str(raw).strip() == "":
         raise HarnessInputError(f"{path}:{line}: field _{key}: missing or not a string/integer")
-    return str(raw)
+    return check_item_id(raw, f"{path}:{line}: field _{key}", document=document)
 
 
 def read_queries(path: str | Path) -> dict[str, str]:
@@ -162,7 +165,7 @@ def read_queries(path: str | Path) -> dict[str, str]:
             qid, tab, text = ln.partition("\t")
             if not tab:
                 raise HarnessInputError(f"{path}:{i}: expected 'qid<TAB>text'")
-            rows.append((i, qid.strip(), text))
+            rows.append((i, check_item_id(qid.strip(), f"{path}:{i}", what="query id"), text))
     for i, qid, text in rows:
         if not isinstance(text, str) or not text.strip():
             raise HarnessInputError(f"{path}:{i}: query {qid}: field text: missing or empty")
@@ -355,7 +358,7 @@ def write_beir_corpus(corpus_jsonl: str | Path, folder: Path) -> int:
     meta = []
     seen: dict[str, int] = {}
     for i, obj in read_jsonl(path):
-        doc_id = _jsonl_id(path, i, obj)
+        doc_id = _jsonl_id(path, i, obj, document=True)
         if doc_id in seen:
             raise HarnessInputError(f"{path}:{i}: document {doc_id}: repeated _id (first at line {seen[doc_id]})")
         seen[doc_id] = i

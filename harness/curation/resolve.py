@@ -17,7 +17,8 @@ What resolve does, per evidence item, with the corpus re-chunked by the chunker 
    evidence item per chunk, each ``quote`` the normalised part inside its chunk (a contiguous span: V001 holds) and
    each keeping the quote as written in ``source_quote``. An item that already has a ``source_quote`` is resolved
    from it (consecutive items with the same ``source_quote`` are one quote), so a set resolved under one chunker
-   can be re-resolved under another;
+   can be re-resolved under another. A split whose ``source_quote`` copies would exceed :data:`MAX_SPLIT_BYTES`
+   (parts x quote bytes: a whole law quoted over hundreds of chunks) is a problem naming the quote's size;
 3. a quote not found is a problem: one located line naming the closest match (the chunk whose closest contiguous
    match is most similar, diagnosed by :func:`harness.corpus.quotes.check_quote`, as V001 reports it).
 
@@ -116,6 +117,11 @@ def _hint(ev: DraftEvidence, doc: DocChunks) -> int | None:
     return None
 
 
+MAX_SPLIT_BYTES = 2_000_000
+"""Most bytes a split quote may write as ``source_quote`` copies (parts x quote bytes; issue 26 item 14): a 1.38 MB
+quote over 670 chunks wrote a 925 MB records file and took 6.5 GB; such a quote is refused, naming its size."""
+
+
 def _resolve_quote(
     doc: DocChunks, view: CorpusView, text: str, group: list[DraftEvidence], where: str, out: Resolved
 ) -> list[dict] | None:
@@ -141,6 +147,14 @@ def _resolve_quote(
         )
         return None
     occ, why = choose_occurrence(occs, _hint(ev, doc))
+    size = len(text.encode("utf-8"))
+    if len(occ.chunks) > 1 and len(occ.chunks) * size > MAX_SPLIT_BYTES:
+        out.problems.append(
+            f"{where}.quote: quote of {size:,} bytes spans {len(occ.chunks)} chunks: split, each part would repeat it "
+            f"in source_quote ({len(occ.chunks) * size:,} bytes, over the {MAX_SPLIT_BYTES:,} limit); cite the "
+            "passage that answers, not the whole text"
+        )
+        return None
     out.quotes += 1
     if len(occ.chunks) == 1:
         c = occ.chunks[0]

@@ -21,7 +21,10 @@ present, else ``quote``; consecutive items sharing one ``source_quote`` are one 
 
 The result, :class:`EvidenceResolution`, is cached as JSON under ``<workdir>/evidence/`` per (gold-set sha256,
 corpus hash, chunker id): the file name holds all three, the file repeats them in full (and the gold set's chunker)
-and is recomputed when any differs; it is written atomically.
+and is recomputed when any differs; it is written atomically, with a derived-file manifest ``<key>.manifest.json``
+(:mod:`harness.derived`, kind ``evidence-cache``: size and sha256, the hash taken again only when the size or mtime
+changed). A cache file that fails it (edited, truncated, no manifest) is recomputed with one notice on stderr
+(issue 26, item 2): never read as it is.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from harness.corpus.quotes import choose_occurrence, quote_occurrences
 from harness.corpus.source import CorpusSource
 from harness.corpus.store import Corpus
 from harness.corpus.view import CorpusView, DocChunks
+from harness.derived import check_manifest, damaged_notice, write_manifest
 from harness.errors import HarnessInputError
 from harness.goldset.io import GoldSet
 from harness.goldset.schema import Evidence, GoldRecord
@@ -273,8 +277,13 @@ def resolve_evidence(
     get_chunker(chunker_id)
     probe = EvidenceResolution(chunker_id, goldset_chunker, goldset.sha256, source.corpus_hash)
     path = None if workdir is None else Path(workdir) / "evidence" / f"{probe.key}.json"
+    manifest = None if path is None else path.with_name(f"{probe.key}.manifest.json")
     if path is not None and path.is_file():
+        problem = check_manifest(manifest, "evidence-cache", {path.name: path})
         try:
+            if problem is not None:
+                damaged_notice("evidence cache", path, problem)
+                raise ValueError(problem)
             obj = json.loads(path.read_text("utf-8"))
             cached = EvidenceResolution.from_json(obj) if obj.get("cache_version") == CACHE_VERSION else None
         except (ValueError, TypeError, KeyError, AttributeError):
@@ -289,6 +298,7 @@ def resolve_evidence(
     res = _compute(goldset, source, chunker_id, goldset_chunker)
     if path is not None:
         atomic_write_json(path, res.to_json(), indent=None)
+        write_manifest(manifest, "evidence-cache", {path.name: path})
     return res
 
 

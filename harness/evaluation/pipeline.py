@@ -371,6 +371,8 @@ def run(
             )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
         peak["metrics_and_intervals"] = peak_rss_mib()
+        if sysset.warnings:  # a plugin's unknown ids (issue 26 item 9)
+            summary["warnings"] = [*summary.get("warnings", []), *sysset.warnings]
         say(
             f"metrics and intervals: {timings['metrics_and_intervals']:.1f} s (the record's "
             "timings_s.metrics_and_intervals)"

@@ -117,9 +117,17 @@ def default_run_id(prefix: str = "run") -> str:
     return f"{prefix}-{now.strftime('%Y%m%dT%H%M%S-%f')}"
 
 
-def _dump(model) -> str:
-    """JSON of a record model (``Infinity`` kept for infinite bounds; pydantic's JSON mode would write null)."""
-    return json.dumps(model.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n"
+def _dump(model, *, strict: bool = False) -> str:
+    """JSON of a record model (``Infinity`` kept for infinite bounds; pydantic's JSON mode would write null).
+    ``strict``: refuse NaN and infinities (``manifest.json``, issue 26 item 6: strict JSON that every reader takes).
+
+    Raises:
+        HarnessInputError: ``strict`` and a NaN or infinite value.
+    """
+    try:
+        return json.dumps(model.model_dump(mode="python"), indent=2, ensure_ascii=False, allow_nan=not strict) + "\n"
+    except ValueError as exc:
+        raise HarnessInputError(f"manifest.json: {exc} (a manifest must be strict JSON)") from None
 
 
 def write_run_record(
@@ -179,7 +187,7 @@ def write_run_record(
         for level, lines in qrels.items():
             (trec / f"qrels.{level}.txt").write_text("\n".join(lines) + ("\n" if lines else ""), "utf-8")
         hashed = manifest.model_copy(update={"content_sha256": record_hashes(tmp)})
-        (tmp / "manifest.json").write_text(_dump(hashed), "utf-8")
+        (tmp / "manifest.json").write_text(_dump(hashed, strict=True), "utf-8")
     return final
 
 

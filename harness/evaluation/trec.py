@@ -35,6 +35,7 @@ import numpy as np
 
 from harness.errors import HarnessInputError
 from harness.goldset.io import GoldSet
+from harness.ids import check_item_id
 from harness.nfc import nfc
 from harness.ranking import sort_ranking
 from harness.retrieve.base import QueryResult
@@ -124,14 +125,15 @@ def _pairs(value, where: str, field: str, qid: str, line: int) -> list[_Entry]:
     n = len(value)
     for i, item in enumerate(value):
         if isinstance(item, str | int) and not isinstance(item, bool):
-            out.append(_Entry(nfc(str(item)), float(n - i), None, line))
+            out.append(_Entry(nfc(check_item_id(item, f"{where}: field {field}[{i}]")), float(n - i), None, line))
         elif (
             isinstance(item, list)
             and len(item) == 2
             and isinstance(item[1], int | float)
             and not isinstance(item[1], bool)
         ):
-            out.append(_Entry(nfc(str(item[0])), _score(item[1], where, qid, f"{field}[{i}]"), None, line))
+            item_id = nfc(check_item_id(item[0], f"{where}: field {field}[{i}]"))
+            out.append(_Entry(item_id, _score(item[1], where, qid, f"{field}[{i}]"), None, line))
         else:
             raise HarnessInputError(f"{where}: field {field}[{i}]: expected [id, score] or id")
     return out
@@ -195,7 +197,7 @@ def read_rankings(
                 unknown = sorted(set(obj) - {"qid", "system", "docs", "chunks"})
                 hint = f" (unknown keys: {', '.join(unknown)})" if unknown else ""
                 raise HarnessInputError(f"{where}: field docs/chunks: missing; give at least one ranking{hint}")
-            qid = nfc(str(obj["qid"]))
+            qid = nfc(check_item_id(obj["qid"], f"{where}: field qid"))
             system = nfc(str(obj.get("system", "external")))
             slot = raw.setdefault(system, {}).setdefault(qid, {})
             for fld in ("docs", "chunks"):
@@ -206,6 +208,8 @@ def read_rankings(
             if len(parts) != 6:
                 raise HarnessInputError(f"{where}: expected 6 columns 'qid Q0 id rank score tag', got {len(parts)}")
             qid, _q0, item, rank, score, tag = nfc(parts)
+            check_item_id(qid, where, what="query id")  # whitespace cannot occur here; control characters can
+            check_item_id(item, where)
             try:
                 s = float(score)
             except ValueError:

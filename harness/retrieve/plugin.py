@@ -29,28 +29,173 @@ sha256 changed (:func:`load_plugin` with ``sha256=``).
 Every failure is unusable input (exit 2) on one line naming the field, the spec and what is wrong: a malformed
 spec, a module that cannot be found, a module that fails to import (the first line of the error), an attribute
 that does not exist, a factory that fails, an object without the protocol's methods.
+
+The contract around plugin code (issue 26, items 4, 5, 6 and 16): every call into it (import, factory, ``search``,
+``config``, ``predict``) goes through :func:`plugin_call`, which
+
+* turns any ``BaseException`` but ``KeyboardInterrupt`` (``SystemExit`` from ``sys.exit`` or argparse included)
+  into one :class:`~harness.errors.HarnessInputError` line naming the system (exit 2);
+* runs it with standard output sent to standard error (Python's ``sys.stdout`` and file descriptor 1), so
+  ``--format json`` output holds exactly the result;
+* restores the working directory after the call (a plugin that ``chdir``s cannot move where the run is written).
+
+What plugin code returns is checked before it is used (:func:`check_results`, :func:`check_json_value`,
+:func:`check_scores`): scores must be finite reals that fit a float (``10**400`` is refused), ids non-empty
+strings without whitespace, ``flags`` and ``config()`` strict JSON (no NaN, no set or object, at most
+:data:`MAX_JSON_DEPTH` levels deep).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
 import inspect
+import json
 import math
 import numbers
+import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from harness.errors import HarnessInputError
+from harness.ids import check_item_id
 from harness.ranking import canonical_ranking
 from harness.retrieve.base import QueryResult
 
-__all__ = ["PLUGIN_PREFIX", "Plugin", "check_results", "is_plugin_spec", "load_plugin", "parse_plugin_spec"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "PLUGIN_PREFIX",
+    "Plugin",
+    "check_json_value",
+    "check_results",
+    "check_scores",
+    "is_plugin_spec",
+    "load_plugin",
+    "parse_plugin_spec",
+    "plugin_call",
+]
 
 PLUGIN_PREFIX = "py:"
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of lists and dicts accepted in a plugin's ``flags`` or ``config()`` (the record stays readable)."""
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send ``sys.stdout`` and, where there is one, file descriptor 1 to standard error for the block."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    saved = None
+    try:
+        sys.__stdout__.flush()  # type: ignore[union-attr]
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except (OSError, AttributeError, ValueError):
+        saved = None
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        if saved is not None:
+            with contextlib.suppress(Exception):
+                sys.__stdout__.flush()  # type: ignore[union-attr]
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def plugin_call(where: str, what: str, fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)`` under the plugin contract (module docstring): stdout to stderr, the working
+    directory restored, any ``BaseException`` but ``KeyboardInterrupt`` raised as one line
+    ``<where>: <what> failed (<Type>: <first line>)``.
+
+    Raises:
+        HarnessInputError: the plugin code raised (a ``HarnessInputError`` of its own is passed on unchanged).
+    """
+    cwd = os.getcwd()
+    try:
+        with _stdout_to_stderr():
+            return fn(*args, **kwargs)
+    except (KeyboardInterrupt, HarnessInputError):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and GeneratorExit too: a user's code, one line
+        raise HarnessInputError(f"{where}: {what} failed ({_first_line(exc)})") from None
+    finally:
+        try:
+            moved = os.getcwd() != cwd
+        except OSError:  # the plugin removed the folder it moved to
+            moved = True
+        if moved:
+            os.chdir(cwd)
+
+
+def _depth_ok(value, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list | tuple):
+            if d > limit:
+                return False
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return True
+
+
+def check_json_value(value, where: str) -> None:
+    """Refuse a value the run record cannot hold as strict JSON: not a JSON type (a set, an object), NaN or
+    infinity, a non-string key, nesting deeper than :data:`MAX_JSON_DEPTH`.
+
+    Raises:
+        HarnessInputError: one line ``<where>: ...`` naming what is wrong.
+    """
+    if not _depth_ok(value, MAX_JSON_DEPTH):
+        raise HarnessInputError(f"{where}: nested deeper than {MAX_JSON_DEPTH} levels; the record must stay readable")
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError, OverflowError) as exc:
+        raise HarnessInputError(f"{where}: not strict JSON ({str(exc).splitlines()[0]})") from None
+
+
+def _real(score, where: str) -> float:
+    if isinstance(score, bool | str | bytes) or not isinstance(score, numbers.Real):
+        raise HarnessInputError(f"{where}: score {score!r} is not a finite number")
+    try:
+        value = float(score)
+    except (OverflowError, ValueError, TypeError):
+        raise HarnessInputError(f"{where}: score {str(score)[:40]!r} does not fit a float") from None
+    if not math.isfinite(value):
+        raise HarnessInputError(f"{where}: score {score!r} is not a finite number")
+    return value
+
+
+def check_scores(raw, n: int, where: str) -> list[float]:
+    """A reranker's ``predict`` output: ``n`` finite real scores (a list, tuple or numeric array; strings, bools,
+    values too large for a float refused).
+
+    Raises:
+        HarnessInputError: another count, or a score that is not a finite real number.
+    """
+    if isinstance(raw, str | bytes | dict) or not hasattr(raw, "__len__") or not hasattr(raw, "__iter__"):
+        raise HarnessInputError(f"{where}: predict returned {type(raw).__name__}, expected {n} scores")
+    try:
+        if isinstance(raw, np.ndarray):
+            if raw.dtype.kind not in "fiu":
+                raise HarnessInputError(f"{where}: predict returned an array of {raw.dtype}, expected numbers")
+            raw = raw.reshape(-1).tolist()
+        values = list(raw)
+    except HarnessInputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a user's object
+        raise HarnessInputError(f"{where}: predict's scores cannot be read ({_first_line(exc)})") from None
+    if len(values) != n:
+        raise HarnessInputError(f"{where}: predict returned {len(values)} scores for {n} pairs")
+    return [_real(v, f"{where}: predict score {i}") for i, v in enumerate(values)]
 
 
 def is_plugin_spec(text: str) -> bool:
@@ -106,17 +251,16 @@ class Plugin:
         """``obj.config()`` as a dict (``{}`` when the object has no ``config``).
 
         Raises:
-            HarnessInputError: ``config()`` fails or does not return a mapping.
+            HarnessInputError: ``config()`` fails, does not return a mapping, or returns what is not strict JSON
+                (:func:`check_json_value`).
         """
         get = getattr(self.obj, "config", None)
         if get is None:
             return {}
-        try:
-            cfg = get()
-        except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
-            raise HarnessInputError(f"{self.spec}: config() failed ({_first_line(exc)})") from exc
+        cfg = plugin_call(self.spec, "config()", get)
         if not isinstance(cfg, dict):
             raise HarnessInputError(f"{self.spec}: config() returned {type(cfg).__name__}, expected a dict")
+        check_json_value(cfg, f"{self.spec}: config()")
         return dict(cfg)
 
     def record(self) -> dict:
@@ -150,21 +294,26 @@ def _import(module: str, field: str, spec: str):
         mod = importlib.util.module_from_spec(loader_spec)
         sys.modules[name] = mod
         try:
-            loader_spec.loader.exec_module(mod)
-        except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
+            plugin_call(f"{field}: {spec}", f"importing {module!r}", loader_spec.loader.exec_module, mod)
+        except HarnessInputError:
             del sys.modules[name]
-            raise HarnessInputError(f"{field}: {spec}: importing {module!r} failed ({_first_line(exc)})") from exc
+            raise
         return mod, path
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
-            raise HarnessInputError(f"{field}: {spec}: no module named {module!r}") from None
-        raise HarnessInputError(f"{field}: {spec}: importing {module!r} failed ({_first_line(exc)})") from exc
-    except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
-        raise HarnessInputError(f"{field}: {spec}: importing {module!r} failed ({_first_line(exc)})") from exc
+    mod = plugin_call(f"{field}: {spec}", f"importing {module!r}", _import_module, module)
+    if mod is None:
+        raise HarnessInputError(f"{field}: {spec}: no module named {module!r}")
     src = getattr(mod, "__file__", None)
     return mod, (Path(src) if src and Path(src).is_file() else None)
+
+
+def _import_module(module: str):
+    """The imported module, or ``None`` when the module itself (or a parent package) does not exist."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
+            return None
+        raise
 
 
 def _has(obj: object, methods: tuple[str, ...]) -> bool:
@@ -201,10 +350,7 @@ def load_plugin(
             raise HarnessInputError(f"{field}: {text}: module {module!r} has no attribute {attr!r}")
         obj = getattr(obj, part)
     if inspect.isclass(obj) or (callable(obj) and not _has(obj, protocol)):
-        try:
-            obj = obj()
-        except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
-            raise HarnessInputError(f"{field}: {text}: calling {attr}() failed ({_first_line(exc)})") from exc
+        obj = plugin_call(f"{field}: {text}", f"calling {attr}()", obj)
     if not _has(obj, protocol):
         missing = [m for m in protocol if not callable(getattr(obj, m, None))]
         what = "retriever" if protocol == ("search",) else "plugin"
@@ -230,10 +376,7 @@ def _plugin_ranking(value, where: str, depth: int):
         ok = isinstance(pair, Sequence) and not isinstance(pair, str | bytes) and len(pair) == 2
         if not ok or isinstance(pair[0], bool) or not isinstance(pair[0], str | numbers.Integral):
             raise HarnessInputError(f"{where}[{j}]: expected (id, score) with a str or int id, got {pair!r}")
-        score = pair[1]
-        if isinstance(score, bool) or not isinstance(score, numbers.Real) or not math.isfinite(score):
-            raise HarnessInputError(f"{where}[{j}]: score {score!r} is not a finite number")
-        pairs.append((str(pair[0]), float(score)))
+        pairs.append((check_item_id(pair[0], f"{where}[{j}]"), _real(pair[1], f"{where}[{j}]")))
     return canonical_ranking(pairs, depth)
 
 
@@ -254,7 +397,9 @@ def check_results(results, n: int, doc_depth: int, chunk_depth: int, *, where: s
 
     Raises:
         HarnessInputError: not one result per query; a result that is neither; a ranking that is not a list of
-            ``(id, score)`` pairs with a ``str``/``int`` id and a finite real score; flags that are not a mapping.
+            ``(id, score)`` pairs with a ``str``/``int`` id (non-empty, no whitespace:
+            :func:`harness.ids.check_item_id`) and a finite real score that fits a float; flags that are not a mapping
+            or not strict JSON.
     """
     if isinstance(results, str | bytes) or not isinstance(results, Sequence) or len(results) != n:
         got = len(results) if isinstance(results, Sequence) else type(results).__name__
@@ -269,6 +414,7 @@ def check_results(results, n: int, doc_depth: int, chunk_depth: int, *, where: s
             raise HarnessInputError(f"{where}: result {i} is a {type(r).__name__}, not a QueryResult")
         if not isinstance(flags, Mapping):
             raise HarnessInputError(f"{where}: result {i}: flags must be a dict")
+        check_json_value(dict(flags), f"{where}: result {i}: flags")
         out.append(
             QueryResult(
                 docs=_plugin_ranking(docs, f"{where}: result {i}: docs", doc_depth),

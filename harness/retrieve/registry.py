@@ -41,6 +41,7 @@ attribute and sha256, so :meth:`SystemPlan.from_record` replays a run exactly.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -57,7 +58,7 @@ from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.bm25.system import BM25Options, open_bm25_system
 from harness.retrieve.fusion import FUSIONS, FusionSpec, fusion_method
 from harness.retrieve.names import ALIAS_RE, parse_name, split_systems
-from harness.retrieve.plugin import Plugin, check_results, is_plugin_spec, load_plugin
+from harness.retrieve.plugin import Plugin, check_results, is_plugin_spec, load_plugin, plugin_call
 from harness.retrieve.rerank import load_reranker
 from harness.retrieve.tfidf import TfidfOptions, open_tfidf_system
 from harness.retrieve.two_stage import TwoStage, TwoStageOptions
@@ -354,6 +355,15 @@ def _parse_node(text: str, defaults: Mapping[str, BaseModel], field: str) -> _No
 # Building and searching
 
 
+@contextlib.contextmanager
+def _naming(name: str):
+    """Prefix ``system <name>: `` to an input error raised inside (a two-stage reranker's, which knows no name)."""
+    try:
+        yield
+    except HarnessInputError as exc:
+        raise HarnessInputError(f"system {name}: {exc}") from None
+
+
 class SystemSet:
     """The systems of one run, each built once: open indexes, load plugins, search, fuse, record.
 
@@ -388,6 +398,7 @@ class SystemSet:
         self._first: dict[str, str] = {}  # key -> the first name with it
         self._built: dict[str, object] = {}  # key -> the system object (base kinds, plugins, TwoStage)
         self._configs: dict[str, dict] = {}
+        self.warnings: list[str] = []  # plugins' unknown ids (issue 26 item 9), for the summary's warnings
         for name, node in self.plan.nodes.items():
             key = self.plan.key(name)
             self._first.setdefault(key, name)
@@ -449,20 +460,13 @@ class SystemSet:
             obj = self._built[key]
             if rec.kind == TWO_STAGE:
                 first = done[self.plan.key(rec.inputs[0])]
-                done[key] = obj.search(queries, first, doc_depth=doc_depth, chunk_depth=chunk_depth)
+                with _naming(name):
+                    done[key] = obj.search(queries, first, doc_depth=doc_depth, chunk_depth=chunk_depth)
             elif node.plugin is not None:
-                try:
-                    raw = obj.search(queries, doc_depth=doc_depth, chunk_depth=chunk_depth)
-                except HarnessInputError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
-                    msg = str(exc).splitlines()[0] if str(exc) else ""
-                    raise HarnessInputError(
-                        f"system {name} ({rec.text}): search failed ({type(exc).__name__}: {msg})"
-                    ) from exc
-                done[key] = check_results(
-                    raw, len(queries), doc_depth, chunk_depth, where=f"system {name} ({rec.text})"
-                )
+                where = f"system {name} ({rec.text})"
+                raw = plugin_call(where, "search", obj.search, queries, doc_depth=doc_depth, chunk_depth=chunk_depth)
+                done[key] = check_results(raw, len(queries), doc_depth, chunk_depth, where=where)
+                self.warnings += self._unknown_ids(name, done[key])
             else:
                 done[key] = obj.search(queries, doc_depth=doc_depth, chunk_depth=chunk_depth)
             secs = time.perf_counter() - t0
@@ -473,6 +477,23 @@ class SystemSet:
         for name in self.plan.nodes:
             self._configs[name] = self._config(name)
         return {n: dict(zip(qids, done[self.plan.key(n)], strict=True)) for n in self.names}
+
+    def _unknown_ids(self, name: str, results: list[QueryResult]) -> list[str]:
+        """One warning per level where a plugin returned ids the corpus does not hold (they count as not relevant),
+        with counts and up to five examples, worded as ``evaluate``'s (:mod:`harness.evaluation.trec`)."""
+        chunk_ids, _docs = self.corpus.chunk_keys()
+        known = {"docs": set(self.corpus.documents()), "chunks": set(chunk_ids)}
+        out = []
+        for level, word in (("docs", "document"), ("chunks", "chunk")):
+            ids = [i for r in results for i, _ in (getattr(r, level) or [])]
+            unknown = [i for i in ids if i not in known[level]]
+            if unknown:
+                eg = ", ".join(repr(i) for i in list(dict.fromkeys(unknown))[:5])
+                out.append(
+                    f"system {name}: {len(unknown)} of {len(ids)} {word} ids are not in the corpus (they count as "
+                    f"not relevant), e.g. {eg}"
+                )
+        return out
 
     @staticmethod
     def _fuse(spec: FusionSpec, inputs: list[list[QueryResult]], doc_depth: int, chunk_depth: int) -> list[QueryResult]:
@@ -498,7 +519,9 @@ class SystemSet:
             return {"system": name, **node.fusion.config(), "inputs": inputs}
         obj = self._obj(name)
         if rec.kind == TWO_STAGE:
-            return {"system": name, "first_stage": rec.inputs[0], **obj.config(), "inputs": inputs}
+            with _naming(name):
+                cfg = obj.config()
+            return {"system": name, "first_stage": rec.inputs[0], **cfg, "inputs": inputs}
         if node.plugin is not None:
             return {"system": name, "kind": "py", "plugin": node.plugin.record(), "config": node.plugin.config()}
         return obj.config()

@@ -64,6 +64,7 @@ from harness.ranking import Ranking, canonical_ranking
 from harness.retrieve.base import QueryResult, Reranker
 from harness.retrieve.binary import hamming_distances, pack_signs
 from harness.retrieve.fusion import DEFAULT_INPUTS, FusionSpec
+from harness.retrieve.plugin import check_json_value, check_scores, plugin_call
 from harness.retrieve.rerank import RERANKER_PREFIXES
 
 __all__ = [
@@ -390,10 +391,10 @@ class TwoStage:
         if self.reranker is not None and order:
             head, tail = order[: self.rerank_top], order[self.rerank_top :]
             texts = self._chunk_texts(head)
-            raw = np.asarray(self.reranker.predict([(query, texts[c]) for c in head]), dtype=np.float64).reshape(-1)
-            if raw.shape[0] != len(head) or not np.isfinite(raw).all():
-                raise HarnessInputError(f"reranker: {raw.shape[0]} finite scores expected {len(head)}")
-            order = [c for c, _ in canonical_ranking(zip(head, raw.tolist(), strict=True))] + tail
+            where = f"{self.name}: reranker {type(self.reranker).__qualname__}"
+            got = plugin_call(where, "predict", self.reranker.predict, [(query, texts[c]) for c in head])
+            raw = check_scores(got, len(head), where)
+            order = [c for c, _ in canonical_ranking(zip(head, raw, strict=True))] + tail
             n_rr = len(head)
         n_bf = 0
         if self.backfill and len(order) < chunk_depth and fs.chunks:
@@ -437,7 +438,12 @@ class TwoStage:
         rr = None
         if self.reranker is not None:
             get = getattr(self.reranker, "config", None)
-            rr = dict(get()) if callable(get) else {"class": type(self.reranker).__qualname__}
+            where = f"{self.name}: reranker {type(self.reranker).__qualname__}"
+            rr = plugin_call(where, "config()", get) if callable(get) else {"class": type(self.reranker).__qualname__}
+            if not isinstance(rr, dict):
+                raise HarnessInputError(f"{where}: config() returned {type(rr).__name__}, expected a dict")
+            check_json_value(rr, f"{where}: config()")
+            rr = dict(rr)
             rr["rerank_top"] = self.rerank_top
         return {
             "system": self.name,

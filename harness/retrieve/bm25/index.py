@@ -30,10 +30,14 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized
 
+from harness.derived import check_manifest, write_manifest
+from harness.errors import HarnessInputError
 from harness.ranking import Ranking, cut_in_tie, id_rank, top_k_by_score
 from harness.retrieve.analyzer import SpanishAnalyzer
 
 BM25_PARAMS = {"method": "lucene", "k1": 1.5, "b": 0.75}
+MANIFEST = "manifest.json"
+"""The index folder's derived-file manifest (:mod:`harness.derived`, kind ``bm25-index``)."""
 
 _NUMBA_KERNELS: object = None  # None: not tried yet; False: numba unavailable; else the kernel module
 
@@ -110,6 +114,11 @@ def lucene_csc(item: np.ndarray, term: np.ndarray, count: np.ndarray, length: np
     return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_items}
 
 
+def _index_files(folder: Path) -> dict[str, Path]:
+    """The files of an index folder the manifest covers (every regular file but the manifest)."""
+    return {p.name: p for p in sorted(folder.iterdir()) if p.is_file() and p.name != MANIFEST and p.name[0] != "."}
+
+
 class BM25Index:
     """One persisted bm25s index over a list of ids and token lists.
 
@@ -170,6 +179,7 @@ class BM25Index:
         try:
             self.retriever.save(str(tmp), show_progress=False)
             (tmp / "ids.json").write_text(json.dumps(self.ids, ensure_ascii=False), encoding="utf-8")
+            write_manifest(tmp / MANIFEST, "bm25-index", _index_files(tmp))
             if folder.exists():
                 shutil.rmtree(folder)
             os.replace(tmp, folder)
@@ -177,11 +187,31 @@ class BM25Index:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
 
+    @staticmethod
+    def check(folder: Path) -> str | None:
+        """``None`` when the persisted index matches its manifest (:func:`harness.derived.check_manifest`: sizes,
+        array shapes and dtypes on every call, the sha256 only of a file whose size or mtime changed), else the
+        problem (a missing folder or manifest is one)."""
+        if not folder.is_dir():
+            return "missing"
+        return check_manifest(folder / MANIFEST, "bm25-index", _index_files(folder))
+
     @classmethod
     def load(cls, folder: Path, analyzer: SpanishAnalyzer) -> BM25Index:
-        """Load memory-mapped."""
-        retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
-        ids = json.loads((folder / "ids.json").read_text(encoding="utf-8"))
+        """Load memory-mapped (call :meth:`check` first: this only checks that the parts agree).
+
+        Raises:
+            HarnessInputError: the folder cannot be loaded, or its ids and score matrix disagree in size.
+        """
+        try:
+            retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
+            ids = json.loads((folder / "ids.json").read_text(encoding="utf-8"))
+            n_docs = int(retriever.scores["num_docs"])
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise HarnessInputError(f"{folder}: BM25 index cannot be loaded ({msg}); delete the folder") from None
+        if not isinstance(ids, list) or len(ids) != n_docs:
+            raise HarnessInputError(f"{folder}: ids.json does not hold {n_docs} ids; delete the folder")
         return cls(ids, retriever, analyzer)
 
     def size_bytes(self, folder: Path) -> int:

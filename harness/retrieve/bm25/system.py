@@ -18,6 +18,8 @@ import bm25s
 from pydantic import BaseModel, ConfigDict
 
 from harness.corpus.store import Corpus
+from harness.derived import damaged_notice, remove_derived
+from harness.errors import HarnessInputError
 from harness.io import canonical_json
 from harness.progress import progress_bar, stage
 from harness.ranking import Ranking
@@ -110,6 +112,18 @@ class BM25System:
         self.index_bytes: dict[str, int] = {}
         self.folders = {lv: root / f"{lv}-{_index_key(corpus, self.analyzer, lv)}" for lv in ("chunk", "document")}
         missing = [lv for lv, f in self.folders.items() if not (f / "ids.json").exists()]
+        for lv, f in self.folders.items():  # a damaged or unverifiable index is rebuilt, never used (issue 26 item 2)
+            problem = None if lv in missing else BM25Index.check(f)
+            if problem is not None:
+                damaged_notice(f"bm25: {lv} index", f, problem)
+                try:
+                    remove_derived(f)
+                except OSError as exc:
+                    raise HarnessInputError(
+                        f"{f}: BM25 {lv} index fails its check ({problem}) and cannot be removed to rebuild it "
+                        f"({exc.strerror or exc})"
+                    ) from None
+                missing.append(lv)
         built: dict[str, BM25Index] = {}
         if missing:
             t0 = time.perf_counter()
@@ -133,6 +147,11 @@ class BM25System:
                     built["document"].save(self.folders["document"])
                 self.build_seconds["document"] = round(t_tok + time.perf_counter() - t1, 3)
             del chunk, built
+        for lv in missing:
+            if (problem := BM25Index.check(self.folders[lv])) is not None:
+                raise HarnessInputError(
+                    f"{self.folders[lv]}: BM25 {lv} index fails its check after a rebuild ({problem})"
+                )
         self.chunk_index = BM25Index.load(self.folders["chunk"], self.analyzer)
         self.doc_index = BM25Index.load(self.folders["document"], self.analyzer)
         for lv, f in self.folders.items():

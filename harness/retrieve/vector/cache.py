@@ -5,10 +5,19 @@ keyed by (model id, weights sha256, chunker id) and the chunk text's sha256, so 
 corpora embed only texts never seen with that model and chunker. Every write is one committed transaction, so an
 interrupted build loses at most the batch in flight. Shared by the vector index build, the known-item study and the
 Ray build (:mod:`harness.retrieve.ray_embed`).
+
+Damage (issue 26, item 7): the file carries a derived-file manifest (:mod:`harness.derived`,
+``cache.sqlite.manifest.json``, kind ``embedding-cache``) stamped when a connection that wrote closes. On open, a
+file whose size or mtime differs from the stamp (or that has none) is checked before use: SQLite's
+``PRAGMA quick_check`` and every stored vector's width against its key's dimension. A file SQLite cannot open, or
+that fails the check, is refused with one line naming it and saying how to fix it (exit 2): never a traceback, never
+a vector read from a damaged file. It is not removed: its vectors are derived, but other runs may be reading it and
+re-embedding a corpus is slow (the known-item study's rule since issue 18). An unchanged file costs one ``stat``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Sequence
@@ -17,6 +26,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 
+from harness.derived import check_manifest, write_manifest
 from harness.errors import HarnessInputError
 from harness.retrieve.binary import pack_signs
 from harness.retrieve.embed.workers import ShardedEmbedder, passage_embedder
@@ -53,18 +63,75 @@ class EmbeddingCache:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = apsw.Connection(str(self.path))
-        self.conn.setbusytimeout(60_000)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        with immediate(self.conn):
-            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-            has_tables = self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
-            if has_tables and version != CACHE_SCHEMA_VERSION:
-                raise HarnessInputError(
-                    f"{self.path}: embedding cache schema {version}, expected {CACHE_SCHEMA_VERSION}; delete the file"
+        self.manifest_path = self.path.with_name(self.path.name + ".manifest.json")
+        self._wrote = False
+        problem = self._open()
+        if problem is not None:  # refused, not removed (module docstring)
+            raise HarnessInputError(
+                f"{self.path}: damaged embedding cache ({problem}); it holds derived vectors only, but other runs may "
+                "be reading it and re-embedding is slow, so harness leaves it: when no harness process uses this "
+                f"work directory, delete {self.path.name} and its -wal/-shm files in {self.path.parent} and run again"
+            )
+
+    def _open(self) -> str | None:
+        """Open, check (when changed since the stamp) and prepare the file; the problem, or ``None``."""
+        existed = self.path.is_file() and self.path.stat().st_size > 0
+        try:
+            self.conn = apsw.Connection(str(self.path))
+            self.conn.setbusytimeout(60_000)
+            if existed:
+                problem = check_manifest(
+                    self.manifest_path, "embedding-cache", {"cache.sqlite": self.path}, verify=self._verify
                 )
-            self.conn.execute(CACHE_SQL)
-            self.conn.execute(f"PRAGMA user_version={CACHE_SCHEMA_VERSION}")
+                if problem is not None and problem.startswith("no manifest"):
+                    problem = self._verify("cache.sqlite", self.path)  # a cache older than the stamps: check once
+                    if problem is None:
+                        self._wrote = True  # stamp it at close
+                    else:
+                        problem = f"cache.sqlite: {problem}"
+                if problem is not None:
+                    self.conn.close()
+                    return problem
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            with immediate(self.conn):
+                version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+                has_tables = self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+                if has_tables and version != CACHE_SCHEMA_VERSION:
+                    raise HarnessInputError(
+                        f"{self.path}: embedding cache schema {version}, expected {CACHE_SCHEMA_VERSION}; "
+                        "delete the file"
+                    )
+                self.conn.execute(CACHE_SQL)
+                self.conn.execute(f"PRAGMA user_version={CACHE_SCHEMA_VERSION}")
+        except apsw.Error as exc:
+            with contextlib.suppress(apsw.Error):
+                self.conn.close()
+            if isinstance(exc, apsw.BusyError | apsw.LockedError):  # another process's lock: not damage
+                raise HarnessInputError(f"{self.path}: embedding cache is locked by another process ({exc})") from None
+            return f"SQLite cannot read it ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        if not existed:
+            self._wrote = True
+        return None
+
+    def _verify(self, _name: str, _path: Path) -> str | None:
+        """The check of a changed file: ``PRAGMA quick_check`` and every vector 4 x its key's dim bytes wide."""
+        try:
+            rows = self.conn.execute("PRAGMA quick_check").fetchall()
+            if [tuple(r) for r in rows] != [("ok",)]:
+                return f"SQLite quick_check: {str(rows[0][0]).splitlines()[0]}"
+            tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if {"cache_keys", "embeddings"} <= tables:
+                bad = self.conn.execute(
+                    "SELECT count(*) FROM embeddings e JOIN cache_keys k ON e.key_id=k.key_id "
+                    "WHERE length(e.vector) <> 4 * k.dim"
+                ).fetchone()[0]
+                if bad:
+                    return f"{bad} stored vectors have the wrong width"
+        except (apsw.BusyError, apsw.LockedError):
+            raise  # not damage: _open reports it
+        except apsw.Error as exc:
+            return f"SQLite cannot read it ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        return None
 
     @classmethod
     def for_workdir(cls, workdir: str | Path) -> EmbeddingCache:
@@ -72,8 +139,12 @@ class EmbeddingCache:
         return cls(Path(workdir) / "embeddings" / "cache.sqlite")
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection; after writes, stamp the file's manifest (size and mtime: the next open is cheap)."""
         self.conn.close()
+        if self._wrote and self.path.is_file():
+            with contextlib.suppress(OSError):
+                write_manifest(self.manifest_path, "embedding-cache", {"cache.sqlite": self.path}, content_hash=False)
+            self._wrote = False
 
     def key_id(self, model_id: str, weights_sha256: str, chunker_id: str, dim: int) -> int:
         """The integer key of (model, weights, chunker), created on first use.
@@ -92,6 +163,7 @@ class EmbeddingCache:
                     "VALUES (?,?,?,?,?,?)",
                     (model_id, weights_sha256, chunker_id, int(dim), "float32-le", now()),
                 )
+                self._wrote = True
                 return int(self.conn.last_insert_rowid())
         if int(row[1]) != int(dim):
             raise HarnessInputError(f"{self.path}: cache key {model_id}: stored dim {row[1]} != model dim {dim}")
@@ -132,6 +204,7 @@ class EmbeddingCache:
                 "INSERT OR IGNORE INTO embeddings(key_id, text_sha256, vector) VALUES (?,?,?)",
                 [(key_id, bytes.fromhex(s), vecs[i].tobytes()) for i, s in enumerate(text_sha256)],
             )
+        self._wrote = True
 
     def missing(self, key_id: int, text_sha256: Sequence[str]) -> list[str]:
         """The distinct hashes of ``text_sha256`` (first-occurrence order) with no vector under ``key_id`` (reads no

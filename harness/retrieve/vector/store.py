@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.corpus.store import Corpus
+from harness.derived import check_manifest, damaged_notice, write_manifest
 from harness.errors import HarnessInputError
 from harness.io import canonical_json
 from harness.progress import progress_bar
@@ -93,6 +94,59 @@ def _drop_index(conn, table: str) -> None:
     conn.execute(f'DROP TABLE IF EXISTS "{table}"')
     conn.execute("DELETE FROM vector_indexes WHERE table_name=?", (table,))
     conn.execute("DELETE FROM vector_centers WHERE table_name=?", (table,))
+
+
+def table_digest(conn, table: str) -> tuple[int, str]:
+    """``(rows, sha256)`` of a vector table's content: every ``(rowid, bits, doc_pos)`` in rowid order."""
+    h = hashlib.sha256()
+    n = 0
+    for rid, blob, pos in conn.execute(f'SELECT rowid, embedding, doc_pos FROM "{table}" ORDER BY rowid'):
+        h.update(f"{rid}:{pos}:".encode())
+        h.update(bytes(blob))
+        n += 1
+    return n, h.hexdigest()
+
+
+def _manifest_path(db: Path, table: str) -> Path:
+    """The derived-file manifest of one vector table: ``<corpus db>.<table>.manifest.json`` beside the database."""
+    return db.with_name(f"{db.name}.{table}.manifest.json")
+
+
+def _check_table(conn, db: Path, table: str) -> str | None:
+    """``None`` when the table matches its manifest (issue 26, item 2: the database file's size and mtime are the
+    gate, the table's content digest is taken again only when they changed), else the problem. A table without a
+    manifest (built before manifests) is checked by its record only, as before, and gets one at the end of the build.
+    """
+    man = _manifest_path(db, table)
+    if not man.is_file():
+        return None
+    recorded: dict = {}
+    with contextlib.suppress(OSError, ValueError):
+        recorded = json.loads(man.read_text("utf-8")).get("facts", {})
+
+    def verify(_name: str, _path: Path) -> str | None:
+        n, digest = table_digest(conn, table)
+        if (n, digest) != (recorded.get("rows"), recorded.get("sha256")):
+            return (
+                f"table {table}: {n} rows sha256 {digest[:12]}, the manifest says {recorded.get('rows')} rows "
+                f"sha256 {str(recorded.get('sha256'))[:12]}"
+            )
+        return None
+
+    return check_manifest(man, "vector-index", {"corpus.db": db}, verify=verify)
+
+
+def _stamp_table(conn, db: Path, table: str) -> None:
+    """Write the table's manifest: its row count and content digest, and the database file's size and mtime."""
+    n, digest = table_digest(conn, table)
+    with contextlib.suppress(OSError):
+        write_manifest(
+            _manifest_path(db, table),
+            "vector-index",
+            {"corpus.db": db},
+            facts={"rows": n, "sha256": digest},
+            content_hash=False,
+        )
 
 
 def _prepare_table(conn, embedder, table: str, want: dict, dim: int, stats: dict) -> None:
@@ -299,6 +353,12 @@ def build_table(
         "doc_order_sha256": _doc_order_sha(sl.doc_order),
     }
     stats: dict = {"dropped_stale_tables": [], "rebuilt": None}
+    exists = bool(conn.execute("SELECT 1 FROM sqlite_master WHERE name=?", (table,)).fetchall())
+    if exists and (problem := _check_table(conn, corpus.path, table)) is not None:
+        damaged_notice("vector index", corpus.path, problem, "rebuilding the table from the embedding cache")
+        with immediate(conn):
+            _drop_index(conn, table)
+        stats["rebuilt"] = ["damaged"]
     _prepare_table(conn, embedder, table, want, dim, stats)
     pos = {d: i for i, d in enumerate(sl.doc_order)}
     in_slice = set(sl.doc_ids)
@@ -355,4 +415,6 @@ def build_table(
     )
     if n_have != sl.n_chunks:
         raise HarnessInputError(f"{corpus.path}: {table}: {n_have} vectors for {sl.n_chunks} chunks after build")
+    if stats["n_inserted"] or stats["rebuilt"] or not _manifest_path(corpus.path, table).is_file():
+        _stamp_table(conn, corpus.path, table)
     return table, center, stats

@@ -45,7 +45,7 @@ from pydantic import BaseModel
 from harness.errors import HarnessInputError
 from harness.metrics import DEFAULT_CHUNK_DEPTH
 from harness.ranking import top_k_by_score
-from harness.retrieve.plugin import check_results
+from harness.retrieve.plugin import check_results, plugin_call
 from harness.retrieve.registry import KINDS, TWO_STAGE, SystemPlan
 from harness.studies.known_item.scorers import ScorerInputs, bm25_scorer, tfidf_scorer, vector_scorer
 from harness.studies.known_item.search import Scorer
@@ -284,13 +284,8 @@ class StudySystems:
         ids = self.chunk_ids
 
         def rank_block(start: int, stop: int) -> list[tuple[np.ndarray, np.ndarray]]:
-            try:
-                raw = obj.search(queries[start:stop], doc_depth=1, chunk_depth=depth + 1)
-            except HarnessInputError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
-                msg = str(exc).splitlines()[0] if str(exc) else ""
-                raise HarnessInputError(f"{where}: search failed ({type(exc).__name__}: {msg})") from exc
+            block = queries[start:stop]
+            raw = plugin_call(where, "search", obj.search, block, doc_depth=1, chunk_depth=depth + 1)
             results = check_results(raw, stop - start, 1, depth + 1, where=where)
             out = []
             for r, res in enumerate(results):
