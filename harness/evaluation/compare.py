@@ -32,6 +32,7 @@ from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS
 from harness.stats import cr2, default_method, holm, paired, randomization_test
+from harness.stats.design_evidence import RunDesign, run_design
 from harness.stats.methods import get as get_method
 from harness.stats.methods import paired_evidence_json
 
@@ -104,6 +105,7 @@ class ComparisonReport:
     method_label: str = ""
     level: float = 0.95
     warnings: list[str] = field(default_factory=list)
+    design: RunDesign | None = None
 
     def to_dict(self) -> dict:
         """JSON-serialisable form; every interval carries its ``flags``
@@ -115,7 +117,7 @@ class ComparisonReport:
                 "split": self.split,
                 "method": self.method,
                 "method_label": self.method_label,
-                "coverage_evidence": paired_evidence_json(self.method),
+                "coverage_evidence": paired_evidence_json(self.method, design=self.design),
                 "level": self.level,
                 "clustering": self.clustering,
                 "comparisons": [asdict(c) for c in self.comparisons],
@@ -257,6 +259,7 @@ def compare_runs(
         method_label=get_method(method).label,
         level=level,
         warnings=warnings,
+        design=run_design(a, split=split),
     )
 
 

@@ -48,6 +48,7 @@ from harness.evaluation.regressions import regressed_questions
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.metrics import MetricSpec
 from harness.stats import default_method, minimum_detectable_difference, paired
+from harness.stats.design_evidence import RunDesign, run_design
 from harness.stats.methods import get as get_method
 from harness.stats.methods import paired_evidence_json
 
@@ -325,6 +326,7 @@ class GateVerdict:
     combination: str = COMBINATION
     warnings: list[str] = field(default_factory=list)
     report_url: str | None = None
+    design: RunDesign | None = None
 
     def missing_question_warnings(self) -> list[str]:
         """One warning per side that lacks rankings for questions of the split, with the counts (these questions
@@ -340,7 +342,8 @@ class GateVerdict:
         """The JSON form: every field (``None`` where a number does not exist, never NaN); every interval carries its
         ``flags`` (:func:`harness.evaluation.bounds.interval_flags`) and ``coverage_evidence`` says what the
         coverage study measured for the paired intervals' method (``None`` when it did not)."""
-        return interval_flags({**asdict(self), "coverage_evidence": paired_evidence_json(self.method)})
+        d = {k: v for k, v in asdict(self).items() if k != "design"}
+        return interval_flags({**d, "coverage_evidence": paired_evidence_json(self.method, design=self.design)})
 
 
 def _as_guards(guards: Mapping[str, float] | Sequence[Guard | str] | None) -> list[Guard]:
@@ -462,6 +465,7 @@ def gate(
         n_clusters=first.n_clusters,
         checks=checks,
         warnings=warnings,
+        design=run_design(a, split=split),
     )
     verdict.warnings += verdict.missing_question_warnings()
     return verdict
