@@ -109,6 +109,12 @@ def coverage_cmd(
     ),
     outcome: str = typer.Option("hit", help="Known-item folders: hit (hit@1), rr (reciprocal rank) or hit,rr."),
     paired: str = typer.Option(None, help="Known-item folders: paired differences, comma-separated A-B (bm25-tfidf)."),
+    run: Path = typer.Option(
+        None,
+        "--run",
+        help="A run folder: simulate its own design (cluster sizes; SRS, or PPS draws when its gold set records them) "
+        "on the known-item folders' populations and choose the default per outcome type at its K.",
+    ),
     reps: int = typer.Option(5000, help="Samples per design (>= 10).", callback=at_least(10)),
     k: str = typer.Option(
         None,
@@ -152,6 +158,9 @@ def coverage_cmd(
     from harness.studies.coverage.suite import population_specs, run_suite
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
+    if run is not None:
+        _design_coverage(run, population, reps, b, seed, write_evidence, evidence_file, description, fmt, result_out)
+        return
     try:
         k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
         b = renamed(b, b_old, new="--bootstrap-reps", old="--B")
@@ -179,3 +188,18 @@ def coverage_cmd(
     except HarnessError as exc:
         _fail(exc)
     emit("coverage-suite", res, fmt, result_out, path=out, field="--result-out")
+
+
+def _design_coverage(run, population, reps, b, seed, write_evidence, evidence_file, description, fmt, result_out):
+    """``harness coverage --run RUN``: :func:`harness.studies.coverage.goldset_run.run_design_coverage`."""
+    from harness.studies.coverage.goldset_run import design_entry, run_design_coverage, write_design_evidence
+
+    try:
+        res = run_design_coverage(run, population, reps=reps, b=199 if b is None else b, seed=seed, progress=True)
+        if write_evidence:
+            command = f"harness coverage --run {run} " + " ".join(f"--population {p}" for p in population)
+            entry = design_entry(res, description=description, generated_by=f"{command} --reps {reps}")
+            res.files.append(str(write_design_evidence(entry, *([] if evidence_file is None else [evidence_file]))))
+    except HarnessError as exc:
+        _fail(exc)
+    emit("coverage-design", res, fmt, result_out, path=None, field="--result-out")
