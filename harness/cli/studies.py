@@ -44,6 +44,19 @@ def known_item(
     ),
     k_old: str = typer.Option(None, "--K", hidden=True, help="Deprecated: --docs-per-sample.", callback=int_list(2)),
     workers: int = typer.Option(2, help="Search worker processes.", callback=at_least(1)),
+    sample: int = typer.Option(
+        None,
+        "--sample",
+        help="Search the queries of K sampled documents only and estimate the corpus's chunk-weighted mean.",
+        callback=at_least(2),
+    ),
+    design: str = typer.Option(
+        "pps",
+        "--design",
+        help="--sample design: pps (probability proportional to queries, with replacement; Hansen-Hurwitz logit "
+        "interval) or srs (documents at random; coverage not guaranteed).",
+    ),
+    seed: int = typer.Option(0, "--seed", help="--sample: seed of the draws.", callback=at_least(0)),
     model: str = typer.Option(None, "--model", help="Default embedding model of vector systems (as in `harness run`)."),
     binarize: str = typer.Option(None, help="Default bits of vector systems: sign or centered (default: the model's)."),
     rescore: int = typer.Option(
@@ -80,6 +93,8 @@ def known_item(
             if len(sizes) > 1:
                 raise HarnessInputError("--chunker: runs one chunking; give it without a list of --chunk-words")
             common["chunker"] = chunker
+        if sample is not None and (len(sizes) > 1 or coverage):
+            raise HarnessInputError("--sample: runs one chunking without --coverage")
         if len(sizes) > 1:
             kind = "known-item-sensitivity"
             res = run_chunk_size_sensitivity(corpus, out, sizes=sizes, **common)
@@ -90,7 +105,8 @@ def known_item(
             res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=ks, **common)
         else:
             kind = "known-item"
-            res = run_known_item(corpus, out, chunk_words=sizes[0], **common)
+            sampled = {} if sample is None else {"sample": sample, "design": design, "seed": seed}
+            res = run_known_item(corpus, out, chunk_words=sizes[0], **common, **sampled)
     except HarnessError as exc:
         _fail(exc)
     emit(kind, res, fmt, result_out, path=out, field="--result-out")

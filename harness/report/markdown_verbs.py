@@ -14,6 +14,7 @@ from harness.goldset.schema import CATEGORIES
 from harness.report.format import MISSING, Markup, diff_iv, fmt_iv, legend, md, mean_iv, num, pct, pts, spaced, wtl
 from harness.report.markdown import known_item_table, table
 from harness.report.regressions import regressions_markdown
+from harness.report.studies import sample_rows
 from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, run_slice, run_warnings, slice_intervals
 from harness.stats.design_evidence import slice_design
 from harness.stats.methods import evidence_notes, paired_evidence_note
@@ -299,6 +300,12 @@ def known_item_lines(summary: dict, where: str | Path | None) -> list[str]:
             for name, p in paired.items()
         ]
         out += ["", table(["paired (B - A)", "micro diff", "macro diff", "only A / only B hit"], rows)]
+    if summary.get("sample"):
+        smp = summary["sample"]
+        rows = sample_rows(smp)
+        out += ["", f"Sample of {smp['k']} documents ({md(smp['design'])}, seed {smp['seed']}):", ""]
+        out += [table(["system", "metric", "method", "estimate [95 % interval]", "df"], rows)]
+        out += ["", f"_Estimand: {md(smp['estimand'])}. {md(smp['coverage'])}_"]
     return out
 
 

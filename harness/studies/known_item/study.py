@@ -244,6 +244,9 @@ def run_known_item(
     overwrite: bool = False,
     progress: bool = False,
     chunk_depth: int = DEFAULT_DEPTH,
+    sample: int | None = None,
+    design: str = "pps",
+    seed: int = 0,
 ) -> KnownItemResult:
     """Run the known-item study on a corpus folder and write its files (``harness known-item``).
 
@@ -269,6 +272,9 @@ def run_known_item(
         overwrite: replace an existing ``out_dir``.
         progress: show rich progress bars.
         chunk_depth: chunks each per-query face (fusions, ``py:`` retrievers) ranks (>= 1).
+        sample, design, seed: search only the queries of ``sample`` documents drawn by ``design`` (``pps``: with
+            probability proportional to their queries, with replacement; ``srs``) with ``seed``; the summary's
+            ``sample`` section holds the draws and the estimates (:mod:`.sample`: Hansen-Hurwitz for ``pps``).
 
     Returns:
         A :class:`KnownItemResult` (render it with ``rich.print``).
@@ -291,6 +297,12 @@ def run_known_item(
             corpus_dir, chunk_words=chunk_words, query_words=query_words, min_tail_words=min_tail_words, chunker=chunker
         )
     t_chunk = time.perf_counter() - t0
+    drawn = None
+    if sample is not None:
+        from harness.studies.known_item.sample import draw_documents, restrict
+
+        drawn = draw_documents(cc, sample, design, seed)
+        cc = restrict(cc, drawn)
     from harness.retrieve.analyzer import SpanishAnalyzer
 
     analyzer = SpanishAnalyzer()
@@ -353,6 +365,10 @@ def run_known_item(
     first = systems[0]
     for name in systems[1:]:
         summary["paired"][f"{first} vs {name}"] = paired_comparison(outcomes[first].hit, outcomes[name].hit, qdoc)
+    if drawn is not None:
+        from harness.studies.known_item.sample import sample_summary
+
+        summary["sample"] = sample_summary(cc, drawn, outcomes)
     summary["timing"]["total_seconds"] = round(time.perf_counter() - t0, 3)
     result = KnownItemResult(
         out_dir=Path(out_dir) if out_dir is not None else None, summary=summary, corpus=cc, outcomes=outcomes
