@@ -25,13 +25,14 @@ import numpy as np
 from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
 from harness.evaluation.chunkers import metrics_across_chunkers
+from harness.evaluation.design import paired_method
 from harness.evaluation.gate import judge
 from harness.evaluation.pairing import check_split, level_available, paired_values, pick_pairs
 from harness.evaluation.regressions import regressed_questions
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS
-from harness.stats import cr2, default_method, holm, paired, randomization_test
+from harness.stats import cr2, holm, paired, randomization_test
 from harness.stats.design_evidence import RunDesign, run_design
 from harness.stats.methods import get as get_method
 from harness.stats.methods import paired_evidence_json
@@ -173,7 +174,7 @@ def compare_runs(
     check_comparable(a, b, chunkers_may_differ=True)
     metrics = metrics_across_chunkers(a, b, metrics, DEFAULT_COMPARE_METRICS)
     pairs = pick_pairs(a, b, system_a, system_b)
-    method = default_method("paired")
+    method = paired_method(a)  # Hansen-Hurwitz on a PPS gold set
     out: list[MetricComparison] = []
     skipped: list[str] = []
     for metric in metrics:

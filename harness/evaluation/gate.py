@@ -42,6 +42,7 @@ from harness import __version__
 from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
 from harness.evaluation.chunkers import metrics_across_chunkers
+from harness.evaluation.design import paired_method
 from harness.evaluation.pairing import PairedValues, level_available, paired_values, pick_pairs
 from harness.evaluation.power import plan_clusters
 from harness.evaluation.regressions import regressed_questions
@@ -413,7 +414,7 @@ def gate(
     check_comparable(a, b, chunkers_may_differ=True)
     metrics_across_chunkers(a, b, [*metrics, *[g.metric for g in guard_list if g.metric]], (), option="--metric")
     sa, sb = _pair(a, b, system_baseline, system_candidate)
-    method = default_method("paired")
+    method = paired_method(a)  # Hansen-Hurwitz on a PPS gold set
     checks: list[GateCheck] = []
     values: dict[str, PairedValues] = {}
     for m in [*metrics, *[g.metric for g in guard_list if g.metric]]:

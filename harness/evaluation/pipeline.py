@@ -20,6 +20,7 @@ from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest, scan_corpus
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
+from harness.evaluation.design import design_clusters, design_info, run_intervals
 from harness.evaluation.evidence import EvidenceResolution, chunk_extents, resolve_evidence
 from harness.evaluation.pairing import check_split
 from harness.evaluation.runs import (
@@ -37,7 +38,7 @@ from harness.metrics import ChunkExtent, MetricSpec, aggregate, question_metrics
 from harness.progress import stage
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
-from harness.stats import all_intervals, satterthwaite_df
+from harness.stats import satterthwaite_df
 from harness.validate.corpusview import CorpusView
 from harness.validate.scoring import check_before_scoring, scoring_view
 
@@ -145,7 +146,7 @@ def score_results(
         (:attr:`harness.metrics.QuestionResult.omitted`) is summarised over the others, the note saying how many
         were excluded.
     """
-    clusters = question_clusters(goldset.records, options.clustering)
+    clusters = design_clusters(goldset, question_clusters(goldset.records, options.clustering))
     by_id = goldset.by_id()
     metric_ids = summary_metric_ids(options.ks)
     rows: list[dict] = []
@@ -224,7 +225,7 @@ def score_results(
                 m_cl = [clusters[q.qid] for q in kept]
                 m_enough = len(set(m_cl)) >= 2
                 if m_enough:
-                    ivs = all_intervals(y, m_cl, level=options.level, B=options.bootstrap_reps, seed=options.seed)
+                    ivs = run_intervals(goldset, y, m_cl, options)
                     intervals = {k: v.to_dict() for k, v in ivs.items()}
                 else:
                     intervals = {}
@@ -410,6 +411,7 @@ def _goldset_info(goldset: GoldSet) -> dict:
         "n_questions": len(goldset.records),
         "corpus_version": man.corpus_version if man else None,
         "chunker_version": man.chunker_version if man else None,
+        **design_info(goldset),
     }
 
 

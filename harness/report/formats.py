@@ -126,6 +126,7 @@ KINDS: dict[str, Kind] = {
     "coverage": Kind(1, _coverage_data),
     "coverage-suite": Kind(1, _coverage_data),
     "coverage-design": Kind(1, _coverage_data),
+    "goldset-plan": Kind(1, lambda res: res.to_dict()),
 }
 
 
@@ -192,6 +193,7 @@ _TABLES: dict[str, Callable[[Any, Console], None]] = {
     "coverage": lambda res, console: _print(console, res),
     "coverage-suite": lambda res, console: _print(console, res),
     "coverage-design": lambda res, console: _print(console, res),
+    "goldset-plan": lambda res, console: _print(console, res),
 }
 
 

@@ -371,6 +371,13 @@ def _design(res, _path) -> list[str]:
     return out + ["", f"R = {md(d['config']['reps'])} per population; {md(d['rule'])}."]
 
 
+def _plan(res, path) -> list[str]:
+    d = res.manifest["design"]
+    rows = [[str(r["draw"]), r["doc_id"], f"{r['p']:.5f}"] for r in res.draws]
+    out = [f"### Gold-set plan ({md(path)}): {len(rows)} draws by {md(d['sampling'])}, seed {d['seed']}", ""]
+    return out + [table(["draw", "document", "probability"], rows)]
+
+
 def _study(res, path) -> list[str]:
     return known_item_lines(res.known_item.summary, path) + [""] + coverage_lines(res.coverage.to_dict(), None)
 
@@ -389,6 +396,7 @@ _RENDERERS: dict[str, Callable[[Any, Path | None], list[str]]] = {
     "coverage": _coverage,
     "coverage-suite": _suite,
     "coverage-design": _design,
+    "goldset-plan": _plan,
 }
 
 

@@ -182,8 +182,12 @@ def design_notes(
     """
     lines = [estimand_note(design)]
     for cls, ids in by_class.items():
-        cov = design_coverage(method, cls, design, path=path, labels=labels)
-        lines.append(f"{_label(method, labels)} intervals of {', '.join(ids)} ({cls}): {cov['text']}")
+        shown, extra = method, ""
+        if design.sampling == "pps" and not method.startswith("hansen_hurwitz"):  # the run's PPS intervals
+            shown = "hansen_hurwitz_logit" if cls in ("binary", "unit") else "hansen_hurwitz"
+            extra = f" (in summary.json; the table shows {_label(method, labels)}, which assumes documents at random)"
+        cov = design_coverage(shown, cls, design, path=path, labels=labels)
+        lines.append(f"{_label(shown, labels)} intervals of {', '.join(ids)} ({cls}){extra}: {cov['text']}")
     return lines
 
 

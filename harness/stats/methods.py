@@ -314,14 +314,15 @@ def paired_evidence_note(method: str, *, design: RunDesign | None = None, path: 
     the design's means) and the coverage measured for paired differences under the run's design."""
     design = design or RunDesign("srs", ())
     cov = design_coverage(method, "paired", design, path=path, labels=_labels())
-    return f"Estimand: difference of the {design.estimand}. {_label_of(method)} paired intervals: {cov['text']}"
+    est = design.estimand.removeprefix("the ")
+    return f"Estimand: difference of the {est}. {_label_of(method)} paired intervals: {cov['text']}"
 
 
 def paired_evidence_json(method: str, *, design: RunDesign | None = None, path: str | Path | None = None) -> dict:
     """The JSON form of :func:`paired_evidence_note`: ``{"estimand", "design", **design_coverage(...)}``."""
     design = design or RunDesign("srs", ())
     cov = design_coverage(method, "paired", design, path=path, labels=_labels())
-    return {"estimand": f"difference of the {design.estimand}", "design": design.to_dict(), **cov}
+    return {"estimand": f"difference of the {design.estimand.removeprefix('the ')}", "design": design.to_dict(), **cov}
 
 
 def _labels() -> dict[str, str]:
