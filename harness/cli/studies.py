@@ -131,6 +131,9 @@ def coverage_cmd(
         help="A run folder: simulate its own design (cluster sizes; SRS, or PPS draws when its gold set records them) "
         "on the known-item folders' populations and choose the default per outcome type at its K.",
     ),
+    sampling: str = typer.Option(
+        None, "--sampling", help="With --run: simulate its cluster sizes drawn by srs or pps instead of its own design."
+    ),
     reps: int = typer.Option(5000, help="Samples per design (>= 10).", callback=at_least(10)),
     k: str = typer.Option(
         None,
@@ -175,7 +178,8 @@ def coverage_cmd(
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
     if run is not None:
-        _design_coverage(run, population, reps, b, seed, write_evidence, evidence_file, description, fmt, result_out)
+        args = (run, population, reps, b, seed, sampling, write_evidence, evidence_file, description)
+        _design_coverage(*args, fmt, result_out)
         return
     try:
         k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
@@ -206,16 +210,18 @@ def coverage_cmd(
     emit("coverage-suite", res, fmt, result_out, path=out, field="--result-out")
 
 
-def _design_coverage(run, population, reps, b, seed, write_evidence, evidence_file, description, fmt, result_out):
+def _design_coverage(run, population, reps, b, seed, sampling, write_evidence, evidence_file, description, fmt, out):
     """``harness coverage --run RUN``: :func:`harness.studies.coverage.goldset_run.run_design_coverage`."""
     from harness.studies.coverage.goldset_run import design_entry, run_design_coverage, write_design_evidence
 
     try:
-        res = run_design_coverage(run, population, reps=reps, b=199 if b is None else b, seed=seed, progress=True)
+        b = 199 if b is None else b
+        res = run_design_coverage(run, population, reps=reps, b=b, seed=seed, progress=True, sampling=sampling)
         if write_evidence:
             command = f"harness coverage --run {run} " + " ".join(f"--population {p}" for p in population)
+            command += "" if sampling is None else f" --sampling {sampling}"
             entry = design_entry(res, description=description, generated_by=f"{command} --reps {reps}")
             res.files.append(str(write_design_evidence(entry, *([] if evidence_file is None else [evidence_file]))))
     except HarnessError as exc:
         _fail(exc)
-    emit("coverage-design", res, fmt, result_out, path=None, field="--result-out")
+    emit("coverage-design", res, fmt, out, path=None, field="--result-out")

@@ -52,16 +52,19 @@ def design_of(run: str | Path | RunDesign) -> RunDesign:
 
 def run_design_coverage(
     run: str | Path | RunDesign,
-    populations: Sequence[str | Path],
+    populations: Sequence[str | Path | tuple[str, Population]],
     *,
     reps: int = 2000,
     b: int = 199,
     seed: int = 0,
     level: float = 0.95,
     progress: bool = False,
+    sampling: str | None = None,
 ) -> DesignCoverage:
     """Simulate the design of ``run`` on every population of the known-item folders ``populations`` and apply the
-    rule (:func:`harness.studies.coverage.goldset.choose`).
+    rule (:func:`harness.studies.coverage.goldset.choose`). ``populations``: known-item folders, or ``(label,
+    population)`` pairs already loaded (:func:`folder_populations`). ``sampling`` (``"srs"``/``"pps"``): simulate
+    the run's cluster sizes under this sampling instead of the run's own (what a PPS plan of the same sizes gives).
 
     Raises:
         HarnessInputError: no population, an unreadable run or folder, a design that cannot be drawn.
@@ -69,17 +72,21 @@ def run_design_coverage(
     if not populations:
         raise HarnessInputError("--population: give at least one known-item output folder")
     design = design_of(run)
+    if sampling is not None:
+        if sampling not in ("srs", "pps"):
+            raise HarnessInputError(f"--sampling {sampling!r}: expected srs or pps")
+        design = RunDesign(sampling, design.cluster_sizes, design.run)
     if len(design.cluster_sizes) < 2:
         raise HarnessInputError(f"--run {design.run}: the run has fewer than 2 clusters")
     t0 = time.perf_counter()
-    pops = [lp for folder in populations for lp in folder_populations(folder)]
+    pops = [lp for src in populations for lp in ([src] if isinstance(src, tuple) else folder_populations(src))]
     results = []
     with progress_bar("coverage for this design (populations)", len(pops), enabled=progress) as advance:
         for i, (label, pop) in enumerate(pops):
             results.append(simulate_design(pop, design, label=label, reps=reps, b=b, seed=seed, level=level, index=i))
             if advance is not None:
                 advance(1)
-    config = {"reps": reps, "B": b, "seed": seed, "level": level, "populations": [str(p) for p in populations]}
+    config = {"reps": reps, "B": b, "seed": seed, "level": level, "populations": [lab for lab, _ in pops]}
     return DesignCoverage(design, results, choose(results, design.sampling), config, time.perf_counter() - t0)
 
 
