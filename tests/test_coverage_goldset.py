@@ -65,6 +65,7 @@ def test_targets_and_methods_per_sampling(tmp_path):
         simulate_design(hit, RunDesign("srs", (1,) * 61), reps=60)
 
 
+@pytest.mark.slow  # tens of seconds on the shared machine
 def test_srs_question_mean_is_unbiased_for_the_document_mean():
     """A population whose documents differ in size and rate: under the gold-set design with documents drawn at random,
     the question mean's expectation is the macro mean, not the micro mean; the simulated coverage of CR2 is near 95 %
@@ -111,6 +112,7 @@ def test_the_rule_at_the_runs_k():
     assert c["default"] == "cr2_logit" and not c["meets_target"]  # none meets: the best within width, said so
 
 
+@pytest.mark.slow  # tens of seconds on the shared machine
 def test_cli_json_marks_the_default_and_the_evidence_entry_is_used(tmp_path):
     folder = known_item_folder(tmp_path / "w100")
     ev = tmp_path / "ev.json"

@@ -109,6 +109,7 @@ def _expected(run, cls: str, method: str = "cr2") -> str:
     return design_coverage(method, cls, run_design(run), labels={})["text"]
 
 
+@pytest.mark.slow  # tens of seconds on the shared machine
 def test_every_rendering_of_a_run_names_the_estimand_and_this_designs_coverage():
     run = load_run(BASELINE)
     unit = _expected(run, "unit")

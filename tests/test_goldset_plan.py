@@ -121,6 +121,7 @@ def _pps_goldset(tmp_path):
     return corpus, gs
 
 
+@pytest.mark.slow  # tens of seconds on the shared machine
 def test_a_run_on_a_pps_gold_set_reports_hansen_hurwitz_and_compare_uses_it(tmp_path):
     corpus, gs = _pps_goldset(tmp_path)
     args = ["run", "--corpus", str(corpus), "--goldset", str(gs), "--workdir", str(tmp_path / "wd"), "--runs-dir",
