@@ -119,8 +119,13 @@ def render(results: dict, args, seconds: dict) -> str:
             if hh is None
             else f" Hansen–Hurwitz logit covers {_pct(hh.min)}–{_pct(hh.max)} there (lowest at {hh.where_min})."
         )  # fmt: skip
-        + " Vector populations with the default model are not in this block's populations (see the note in the "
-        "issue-29 report); the block below still uses the former default embedder.",
+        + (
+            ""
+            if "vector" in args.systems
+            else f" This run's populations hold no vector system (`--systems {args.systems}`): vector populations "
+            f"with the default model `{args.model}` are not measured in this block; the block below still uses the "
+            "embedder named in its populations."
+        ),
         END,
     ]
     return "\n".join(lines) + "\n"

@@ -67,3 +67,17 @@ def test_run_json_carries_the_evidence_field():
     ev = KINDS["run"].data(run)["coverage_evidence"]
     assert ev["metrics"]["all_hop@10"]["outcome"] == "binary" and ev["metrics"]["mrr"]["outcome"] == "unit"
     assert ev["metrics"]["mrr"]["method"] == "cr2" and ev["estimand"].startswith("mean over the gold set's")
+
+
+def test_the_baseline_gold_set_design_is_measured_and_its_defaults_hold():
+    """Issue 29: the committed evidence holds the baseline run's design (documents at random and by PPS), written by
+    benchmarks/coverage_design.py; every default per outcome type covers >= 93 % on every population there."""
+    design = run_design(load_run(BASELINE))
+    ev = read_evidence(EVIDENCE_PATH)
+    got = {d.sampling: d for d in ev.designs if tuple(sorted(d.cluster_sizes, reverse=True)) == design.cluster_sizes}
+    assert set(got) == {"srs", "pps"}
+    for entry in got.values():
+        assert entry.reps >= 2000 and set(entry.defaults) == {"binary", "unit", "continuous", "paired"}
+        for cls, name in entry.defaults.items():
+            assert entry.methods[name][cls].min >= 0.93, (entry.sampling, cls, name)
+    assert got["srs"].estimand == "macro" and got["pps"].estimand == "micro"

@@ -26,7 +26,7 @@ from harness.stats.design_evidence import (
     srs_documents_note,
 )
 from harness.stats.evidence import DesignEvidence, MethodEvidence, read_evidence
-from harness.stats.methods import evidence_notes, paired_evidence_json, paired_evidence_note
+from harness.stats.methods import INTERVALS, evidence_notes, paired_evidence_json, paired_evidence_note
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
@@ -106,7 +106,7 @@ def test_pps_estimand_and_srs_of_whole_documents_wording():
 
 
 def _expected(run, cls: str, method: str = "cr2") -> str:
-    return design_coverage(method, cls, run_design(run), labels={})["text"]
+    return design_coverage(method, cls, run_design(run), labels={n: m.label for n, m in INTERVALS.items()})["text"]
 
 
 @pytest.mark.slow  # tens of seconds on the shared machine
@@ -121,7 +121,7 @@ def test_every_rendering_of_a_run_names_the_estimand_and_this_designs_coverage()
     html = render_html(data)
     for out in (text, " ".join(md.split()).replace("\\", ""), html.replace("&#x27;", "'").replace("&#x60;", "`")):
         assert ESTIMAND in out
-        assert unit.split(" (")[0] in out
+        assert unit in out
         assert WRONG_DESIGN not in out
     js = KINDS["run"].data(run)["coverage_evidence"]
     assert js["estimand"] == ESTIMAND and js["design"]["cluster_sizes"] == list(GOLD_SIZES)
@@ -136,7 +136,7 @@ def test_run_markdown_of_the_run_verb_names_the_estimand_per_slice():
     run = load_run(BASELINE)
     out = " ".join(render("run", run).split()).replace("\\", "")
     assert f"Estimand: {ESTIMAND}." in out and WRONG_DESIGN not in out
-    assert _expected(run, "binary") in out
+    assert _expected(run, "binary") in out and "measured coverage" in _expected(run, "binary")
 
 
 def test_paired_notes_carry_the_estimand_and_this_designs_coverage(tmp_path):
