@@ -150,7 +150,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--run", type=Path, default=BASELINE.relative_to(REPO), help="the run whose design is simulated")
-    ap.add_argument("--populations", type=Path, default=Path("/work/scratch/design/populations"))
+    ap.add_argument("--populations", type=Path, default=REPO / "runs" / "coverage" / "populations")
     ap.add_argument("--sizes", default="100,400")
     ap.add_argument("--systems", default="bm25,tfidf")
     ap.add_argument("--model", default=DEFAULT_MODEL)
