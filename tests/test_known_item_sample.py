@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.errors import HarnessInputError
 from harness.report.markdown_verbs import render
+from harness.studies.coverage import load_population
 from harness.studies.known_item import chunk_corpus, run_known_item
 from harness.studies.known_item.sample import draw_documents
 
@@ -79,6 +80,8 @@ def test_pps_sample_reports_hansen_hurwitz_logit(tmp_path):
         assert (iv["lower"], iv["upper"]) == pytest.approx((lo, hi), abs=1e-12)
     diff = smp["paired"]["bm25 - tfidf"]["hit@1"]
     assert diff["method"] == "hansen_hurwitz" and diff["estimate"] == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(HarnessInputError, match="field sample: a sampled known-item study is not a population"):
+        load_population(tmp_path / "out", outcome="rr")
     md = render("known-item", res, None)
     assert "Sample of 6 documents (pps, seed 4)" in md and "hansen\\_hurwitz\\_logit" in md
 
