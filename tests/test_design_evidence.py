@@ -101,8 +101,8 @@ def test_pps_estimand_and_srs_of_whole_documents_wording():
         "; sample documents by PPS (`--design pps`)"
     )
     ev = read_evidence()
-    lo = round(100 * ev.methods["cr2"]["binary"].min, 1)
-    assert f"measured {lo:g}–" in note
+    lo = 100 * ev.methods["cr2"]["binary"].min
+    assert f"measured {lo:.1f}–" in note
 
 
 def _expected(run, cls: str, method: str = "cr2") -> str:

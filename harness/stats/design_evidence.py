@@ -103,8 +103,8 @@ def matching_design(design: RunDesign, *, path: str | Path | None = None) -> Des
 
 
 def _pct(lo: float, hi: float) -> str:
-    a, b = round(100 * lo, 1), round(100 * hi, 1)
-    return f"{a:g} %" if a == b else f"{a:g}–{b:g} %"
+    a, b = f"{100 * lo:.1f}", f"{100 * hi:.1f}"
+    return f"{a} %" if a == b else f"{a}–{b} %"
 
 
 def _label(method: str, labels: Mapping[str, str] | None) -> str:

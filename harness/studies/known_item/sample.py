@@ -102,9 +102,9 @@ def _coverage_note(design: str) -> str:
     got = None if ev is None else ev.methods.get("hansen_hurwitz_logit", {}).get("binary")
     if got is None or got.design != "pps":
         return "Hansen–Hurwitz logit: coverage not measured for PPS draws here"
-    lo, hi = round(100 * got.min, 1), round(100 * got.max, 1)
+    lo, hi = 100 * got.min, 100 * got.max
     return (
-        f"Hansen–Hurwitz logit: measured coverage {lo:g}–{hi:g} % of nominal 95 % intervals for PPS draws of whole "
+        f"Hansen–Hurwitz logit: measured coverage {lo:.1f}–{hi:.1f} % of nominal 95 % intervals for PPS draws of whole "
         f"documents at K = {ev.k_min}–{ev.k_max} on {ev.description}"
     )
 
