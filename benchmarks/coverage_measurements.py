@@ -191,7 +191,10 @@ def render_block(
         f"{WIDTH_LIMIT:.2f}x CR2's at every K studied. The default is chosen by the rule of "
         "`harness.studies.coverage.choice` (the candidate a run can compute, within the width limit, with the highest "
         "minimum coverage) and recorded in "
-        "`harness/stats/coverage_evidence.json`, whose measured coverage the run tables print beside each interval."
+        "`harness/stats/coverage_evidence.json`. **This design (K whole documents drawn at random, target the "
+        "chunk-weighted mean) has no interval that holds on these populations**: known-item samples drawn this way "
+        'print "coverage not guaranteed" with this range; sample documents by PPS (the Hansen–Hurwitz rows). '
+        "Gold-set runs print the coverage measured for their own design (the block above)."
     )
     out += ["", "### The default interval per outcome type", ""] + _defaults_table(suite)
     for cls, c in suite.choice.items():

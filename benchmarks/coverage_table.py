@@ -30,7 +30,7 @@ from common import DEFAULT_CORPUS, REPO, machine
 from coverage_measurements import render_block, rewrite_block
 
 from harness.errors import HarnessError
-from harness.retrieve.embed import DEFAULT_MODEL, MODEL_ALIASES
+from harness.retrieve.embed import DEFAULT_MODEL, canonical_model
 from harness.stats.evidence import EVIDENCE_PATH
 from harness.stats.methods import DEFAULTS
 from harness.studies.coverage.evidence import build_evidence, write_evidence
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--evidence", type=Path, default=EVIDENCE_PATH)
     args = ap.parse_args(argv)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    model = MODEL_ALIASES.get(args.model, args.model)
+    model = canonical_model(args.model)
     print(json.dumps(machine()), flush=True)
     t0 = time.perf_counter()
     try:

@@ -210,7 +210,7 @@ _FAST_SUBSET_CUT = (
     "test_binary.py::test_hamming_agrees_across_conventions_and_sqlite_vec",
     "test_gate_real.py::test_identical_candidate_passes_exit_0",
     "test_report.py::test_report_of_real_known_item_and_coverage_outputs",
-    "test_paired_evidence.py::test_every_format_carries_the_measured_coverage",
+    "test_paired_evidence.py::test_every_format_carries_this_designs_coverage",
     "test_known_item.py::test_run_study_known_item_then_coverage",
     "test_report.py::test_category_intervals_are_cr2_on_the_category_questions",
     "test_cli_known_item.py::test_known_item_then_coverage",
@@ -221,7 +221,7 @@ _FAST_SUBSET_CUT = (
     "test_embed.py::test_default_model_identity_is_stable",
     "test_embed.py::test_embed_rejects_a_bare_string",
     "test_reliability_unicode.py::test_the_tiny_gold_set_in_nfd_gives_exactly_the_nfc_runs_metrics",
-    "test_coverage_evidence.py::test_run_tables_print_the_measured_coverage_beside_the_intervals",
+    "test_coverage_evidence.py::test_run_tables_print_this_designs_coverage_not_the_whole_document_range",
     "test_stats_batched.py::test_cluster_bootstrap_kernels_equal_the_scalar_method_on_the_same_resamples",
 )
 SLOW_TESTS.update(dict.fromkeys(_FAST_SUBSET_CUT, "2.6-12 s in the fast subset"))

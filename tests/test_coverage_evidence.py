@@ -1,5 +1,5 @@
 """The committed evidence file (harness/stats/coverage_evidence.json, written by benchmarks/coverage_table.py) agrees
-with DEFAULTS, and the run tables (terminal, Markdown, HTML) print the measured coverage beside the CR2 intervals."""
+with DEFAULTS, and the run tables (terminal, Markdown, HTML) print the estimand and this design's coverage."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from harness.report.html import render_html
 from harness.report.markdown import render_markdown
 from harness.report.model import build_report
 from harness.report.terminal import systems_table
+from harness.stats.design_evidence import run_design
 from harness.stats.evidence import EVIDENCE_PATH, read_evidence
 from harness.stats.methods import DEFAULTS, coverage_evidence, evidence_notes, metric_outcome_class
 
@@ -38,34 +39,45 @@ def test_metric_outcome_class():
     assert metric_outcome_class("delta", ["cr2", "cr3"]) == "continuous"
 
 
-def _notes_of(run) -> list[str]:
-    sl = run.summary.systems["bm25"]["all"].overall
-    return evidence_notes("cr2", {m: set(sl[m].intervals) for m in ("mrr", "all_hop@10") if m in sl})
-
-
-def test_run_tables_print_the_measured_coverage_beside_the_intervals():
+def test_run_tables_print_this_designs_coverage_not_the_whole_document_range():
+    """Issue 29: the run tables print the estimand and the coverage measured for the run's own design (the
+    whole-document range "at K = 10–80" belongs to another design and target and is gone); the full checks of every
+    rendering are tests/test_design_evidence.py."""
     run = load_run(BASELINE)
-    notes = _notes_of(run)
-    assert notes and all("measured coverage" in n and "K = 10–80" in n for n in notes)
-    binary, unit = coverage_evidence("cr2", "binary"), coverage_evidence("cr2", "unit")
-    assert notes == [f"CR2 (Satterthwaite t) intervals of mrr (unit): {unit.text}",
-                     f"CR2 (Satterthwaite t) intervals of all_hop@10 (binary): {binary.text}"]  # fmt: skip
+    sl = run.summary.systems["bm25"]["all"].overall
+    notes = evidence_notes("cr2", {m: set(sl[m].intervals) for m in ("mrr", "all_hop@10") if m in sl},
+                           design=run_design(run))  # fmt: skip
+    assert notes[0].startswith("Estimand: mean over the gold set's documents")
+    heads = [n.split(":")[0] for n in notes[1:]]
+    assert heads == ["CR2 (Satterthwaite t) intervals of mrr (unit)",
+                     "CR2 (Satterthwaite t) intervals of all_hop@10 (binary)"]  # fmt: skip
+    assert all("K = 10–80" not in n for n in notes)
     con = Console(record=True, width=400)
     con.print(systems_table(run))
     text = con.export_text()
-    assert "measured coverage" in text and "CR2 (Satterthwaite t) intervals of" in text
+    assert "K = 10–80" not in text and "Estimand:" in text
     data = build_report([run], reps=200)
-    md = render_markdown(data)
-    assert "measured coverage" in md
-    html = render_html(data)
-    assert "<p class='note evidence'>" in html and "measured coverage" in html
+    assert "Estimand:" in render_markdown(data) and "<p class='note evidence'>Estimand:" in render_html(data)
 
 
 def test_run_json_carries_the_evidence_field():
     from harness.report.formats import KINDS
 
     run = load_run(BASELINE)
-    data = KINDS["run"].data(run)
-    ev = data["coverage_evidence"]
-    assert ev["all_hop@10"]["outcome"] == "binary" and ev["mrr"]["outcome"] == "unit"
-    assert ev["mrr"]["text"] == coverage_evidence("cr2", "unit").text and ev["mrr"]["method"] == "cr2"
+    ev = KINDS["run"].data(run)["coverage_evidence"]
+    assert ev["metrics"]["all_hop@10"]["outcome"] == "binary" and ev["metrics"]["mrr"]["outcome"] == "unit"
+    assert ev["metrics"]["mrr"]["method"] == "cr2" and ev["estimand"].startswith("mean over the gold set's")
+
+
+def test_the_baseline_gold_set_design_is_measured_and_its_defaults_hold():
+    """Issue 29: the committed evidence holds the baseline run's design (documents at random and by PPS), written by
+    benchmarks/coverage_design.py; every default per outcome type covers >= 93 % on every population there."""
+    design = run_design(load_run(BASELINE))
+    ev = read_evidence(EVIDENCE_PATH)
+    got = {d.sampling: d for d in ev.designs if tuple(sorted(d.cluster_sizes, reverse=True)) == design.cluster_sizes}
+    assert set(got) == {"srs", "pps"}
+    for entry in got.values():
+        assert entry.reps >= 2000 and set(entry.defaults) == {"binary", "unit", "continuous", "paired"}
+        for cls, name in entry.defaults.items():
+            assert entry.methods[name][cls].min >= 0.93, (entry.sampling, cls, name)
+    assert got["srs"].estimand == "macro" and got["pps"].estimand == "micro"

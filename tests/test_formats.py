@@ -127,7 +127,7 @@ def test_run_json_envelope_carries_the_record_path(tiny):
     saved = json.loads((Path(env["path"]) / "summary.json").read_text("utf-8"))
     evidence = env["data"].pop("coverage_evidence")  # measured coverage of the intervals, beside the record's summary
     assert env["data"] == saved
-    assert evidence["mrr"]["method"] == "cr2"
+    assert evidence["metrics"]["mrr"]["method"] == "cr2" and evidence["estimand"].startswith("mean over")
 
 
 def test_out_file_holds_what_stdout_would(tiny, tmp_path):

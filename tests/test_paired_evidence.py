@@ -1,5 +1,5 @@
 """compare and gate print, beside their paired intervals, what the coverage study measured for that method on paired
-differences (issue 21 item 3: "print its measured coverage beside every interval it produces"), in every format."""
+differences under the run's own design (issue 29; issue 21 item 3), and the estimand, in every format."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from conftest import REPO
 from typer.testing import CliRunner
 
 from harness.cli import app
-from harness.stats.methods import coverage_evidence, paired_evidence_json, paired_evidence_note
+from harness.evaluation.runs import load_run
+from harness.stats.design_evidence import run_design
+from harness.stats.methods import paired_evidence_json, paired_evidence_note
 
 BASELINE = REPO / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
 runner = CliRunner()
@@ -22,22 +24,25 @@ VERBS = {
 }  # fmt: skip
 
 
-def test_the_note_is_the_committed_evidence_for_paired_cr2():
-    ev = coverage_evidence("cr2", "paired")
-    assert ev is not None and 0 < ev.min <= ev.max <= 1
-    note = paired_evidence_note("cr2")
-    assert note.startswith("CR2") and ev.text in note
-    assert paired_evidence_json("cr2") == {**ev.model_dump(mode="json"), "text": ev.text}
-    assert paired_evidence_note("no-such-method") is None and paired_evidence_json("no-such-method") is None
+def test_the_note_is_this_designs_evidence_for_paired_cr2():
+    design = run_design(load_run(BASELINE))
+    note = paired_evidence_note("cr2", design=design)
+    assert note.startswith("Estimand: difference of the mean over the gold set's documents")
+    js = paired_evidence_json("cr2", design=design)
+    assert js["method"] == "cr2" and js["outcome"] == "paired" and js["text"] in note
+    assert "K = 10–80" not in note
+    unknown = paired_evidence_json("no-such-method", design=design)
+    assert not unknown["measured"] and unknown["text"].startswith("not measured for this design")
 
 
 @pytest.mark.parametrize("verb", sorted(VERBS))
-def test_every_format_carries_the_measured_coverage(verb):
-    text = coverage_evidence("cr2", "paired").text
+def test_every_format_carries_this_designs_coverage(verb):
+    text = paired_evidence_json("cr2", design=run_design(load_run(BASELINE)))["text"]
     table = runner.invoke(app, VERBS[verb])
     assert table.exit_code in (0, 3), table.output
-    assert "paired intervals: measured coverage" in " ".join(table.stdout.split())
+    flat = " ".join(table.stdout.split())
+    assert "paired intervals: " + text.split(" (")[0] in flat and "Estimand: difference of the" in flat
     md = runner.invoke(app, [*VERBS[verb], "--format", "markdown"])
-    assert text in md.stdout
+    assert text.split(" (")[0] in " ".join(md.stdout.split()).replace("\\", "")
     data = json.loads(runner.invoke(app, [*VERBS[verb], "--format", "json"]).stdout)["data"]
     assert data["coverage_evidence"]["method"] == "cr2" and data["coverage_evidence"]["text"] == text

@@ -1,4 +1,4 @@
-"""Gold-set verbs: validate, goldset apply, goldset resolve, goldset import."""
+"""Gold-set verbs: validate, goldset apply, goldset resolve, goldset import, goldset plan."""
 
 from __future__ import annotations
 
@@ -262,3 +262,43 @@ def goldset_import(
         f"wrote {built.written}: {len(res.records)} questions, {sum(res.grades.values())} gold documents ({grades}); "
         f"{res.dropped_nonrelevant} judgements with rel <= 0 dropped{corpus_note}"
     )
+
+
+@goldset_app.command("plan")
+def goldset_plan(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus folder the gold set will be written on."),
+    out: Path = typer.Option(..., "--out", help="New dataset folder (must not exist)."),
+    documents: int = typer.Option(
+        27, "--documents", help="Documents (draws) to write questions on.", callback=at_least(2)
+    ),
+    design: str = typer.Option(
+        "pps",
+        "--design",
+        help="pps: draws with replacement, probability proportional to each document's chunk-queries (runs then "
+        "report the Hansen-Hurwitz chunk-weighted mean); srs: documents at random (the document-level mean).",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the draws.", callback=at_least(0)),
+    name: str = typer.Option(None, "--name", help="Gold-set name (default: the folder's name)."),
+    chunk_words: int = typer.Option(
+        100, help="Size measure: chunk-queries of md-words-v1 windows of N words.", callback=at_least(1)
+    ),
+    query_words: int = typer.Option(20, help="Size measure: a query is a chunk's first N words.", callback=at_least(1)),
+    fmt: str = FORMAT,
+    result_out: str = RESULT_OUT,
+) -> None:
+    """Draw the documents on which to write a gold set's questions and record the draws in a new dataset manifest
+    (docs/goldsets.md, "Planning a gold set by PPS")."""
+    from harness.studies.goldset_plan import plan_goldset
+
+    fmt = output_format(fmt, out=result_out, field="--result-out")
+    res = plan_goldset(
+        corpus,
+        out,
+        documents=documents,
+        design=design,
+        seed=seed,
+        name=name,
+        chunk_words=chunk_words,
+        query_words=query_words,
+    )
+    emit("goldset-plan", res, fmt, result_out, path=res.out_dir, field="--result-out")

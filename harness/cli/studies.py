@@ -44,6 +44,19 @@ def known_item(
     ),
     k_old: str = typer.Option(None, "--K", hidden=True, help="Deprecated: --docs-per-sample.", callback=int_list(2)),
     workers: int = typer.Option(2, help="Search worker processes.", callback=at_least(1)),
+    sample: int = typer.Option(
+        None,
+        "--sample",
+        help="Search the queries of K sampled documents only and estimate the corpus's chunk-weighted mean.",
+        callback=at_least(2),
+    ),
+    design: str = typer.Option(
+        "pps",
+        "--design",
+        help="--sample design: pps (probability proportional to queries, with replacement; Hansen-Hurwitz logit "
+        "interval) or srs (documents at random; coverage not guaranteed).",
+    ),
+    seed: int = typer.Option(0, "--seed", help="--sample: seed of the draws.", callback=at_least(0)),
     model: str = typer.Option(None, "--model", help="Default embedding model of vector systems (as in `harness run`)."),
     binarize: str = typer.Option(None, help="Default bits of vector systems: sign or centered (default: the model's)."),
     rescore: int = typer.Option(
@@ -76,6 +89,8 @@ def known_item(
         progress=True,
         chunk_depth=chunk_depth,
     )
+    if sample is not None and (len(sizes) > 1 or coverage):
+        raise HarnessInputError("--sample: runs one chunking without --coverage")
     if len(sizes) > 1:
         kind = "known-item-sensitivity"
         res = run_chunk_size_sensitivity(corpus, out, options, sizes=sizes)
@@ -87,7 +102,8 @@ def known_item(
         res = run_study(corpus, out, options, cov)
     else:
         kind = "known-item"
-        res = run_known_item(corpus, out, options)
+        sampled = {} if sample is None else {"sample": sample, "design": design, "seed": seed}
+        res = run_known_item(corpus, out, options, **sampled)
     emit(kind, res, fmt, result_out, path=out, field="--result-out")
 
 
@@ -104,6 +120,15 @@ def coverage_cmd(
     ),
     outcome: str = typer.Option("hit", help="Known-item folders: hit (hit@1), rr (reciprocal rank) or hit,rr."),
     paired: str = typer.Option(None, help="Known-item folders: paired differences, comma-separated A-B (bm25-tfidf)."),
+    run: Path = typer.Option(
+        None,
+        "--run",
+        help="A run folder: simulate its own design (cluster sizes; SRS, or PPS draws when its gold set records them) "
+        "on the known-item folders' populations and choose the default per outcome type at its K.",
+    ),
+    sampling: str = typer.Option(
+        None, "--sampling", help="With --run: simulate its cluster sizes drawn by srs or pps instead of its own design."
+    ),
     reps: int = typer.Option(5000, help="Samples per design (>= 10).", callback=at_least(10)),
     k: str = typer.Option(
         None,
@@ -148,6 +173,10 @@ def coverage_cmd(
     from harness.studies.options import CoverageOptions
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
+    if run is not None:
+        args = (run, population, reps, b, seed, sampling, write_evidence, evidence_file, description)
+        _design_coverage(*args, fmt, result_out)
+        return
     k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
     b = renamed(b, b_old, new="--bootstrap-reps", old="--B")
     b = 999 if b is None else b
@@ -188,3 +217,19 @@ def _figures():
     from harness.report.study_plots import coverage_figures
 
     return coverage_figures
+
+
+def _design_coverage(run, population, reps, b, seed, sampling, write_evidence, evidence_file, description, fmt, out):
+    """``harness coverage --run RUN``: :func:`harness.studies.coverage.goldset_run.run_design_coverage`."""
+    from harness.studies.coverage.goldset_run import design_entry, run_design_coverage, write_design_evidence
+
+    b = 199 if b is None else b
+    from harness.evaluation.runs import load_run
+
+    res = run_design_coverage(load_run(run), population, reps=reps, b=b, seed=seed, progress=True, sampling=sampling)
+    if write_evidence:
+        command = f"harness coverage --run {run} " + " ".join(f"--population {p}" for p in population)
+        command += "" if sampling is None else f" --sampling {sampling}"
+        entry = design_entry(res, description=description, generated_by=f"{command} --reps {reps}")
+        res.files.append(str(write_design_evidence(entry, *([] if evidence_file is None else [evidence_file]))))
+    emit("coverage-design", res, fmt, out, path=None, field="--result-out")

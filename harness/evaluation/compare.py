@@ -25,13 +25,15 @@ import numpy as np
 from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
 from harness.evaluation.chunkers import metrics_across_chunkers
+from harness.evaluation.design import paired_method
 from harness.evaluation.gate import judge
 from harness.evaluation.pairing import check_split, level_available, paired_values, pick_pairs
 from harness.evaluation.regressions import regressed_questions
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS
-from harness.stats import cr2, default_method, holm, paired, randomization_test
+from harness.stats import cr2, holm, paired, randomization_test
+from harness.stats.design_evidence import RunDesign, run_design
 from harness.stats.methods import get as get_method
 from harness.stats.methods import paired_evidence_json
 
@@ -104,6 +106,7 @@ class ComparisonReport:
     method_label: str = ""
     level: float = 0.95
     warnings: list[str] = field(default_factory=list)
+    design: RunDesign | None = None
 
     def to_dict(self) -> dict:
         """JSON-serialisable form; every interval carries its ``flags``
@@ -115,7 +118,7 @@ class ComparisonReport:
                 "split": self.split,
                 "method": self.method,
                 "method_label": self.method_label,
-                "coverage_evidence": paired_evidence_json(self.method),
+                "coverage_evidence": paired_evidence_json(self.method, design=self.design),
                 "level": self.level,
                 "clustering": self.clustering,
                 "comparisons": [asdict(c) for c in self.comparisons],
@@ -171,7 +174,7 @@ def compare_runs(
     check_comparable(a, b, chunkers_may_differ=True)
     metrics = metrics_across_chunkers(a, b, metrics, DEFAULT_COMPARE_METRICS)
     pairs = pick_pairs(a, b, system_a, system_b)
-    method = default_method("paired")
+    method = paired_method(a)  # Hansen-Hurwitz on a PPS gold set
     out: list[MetricComparison] = []
     skipped: list[str] = []
     for metric in metrics:
@@ -257,6 +260,7 @@ def compare_runs(
         method_label=get_method(method).label,
         level=level,
         warnings=warnings,
+        design=run_design(a, split=split),
     )
 
 

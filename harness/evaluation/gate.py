@@ -42,12 +42,14 @@ from harness import __version__
 from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
 from harness.evaluation.chunkers import metrics_across_chunkers
+from harness.evaluation.design import paired_method
 from harness.evaluation.pairing import PairedValues, level_available, paired_values, pick_pairs
 from harness.evaluation.power import plan_clusters
 from harness.evaluation.regressions import regressed_questions
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.metrics import MetricSpec
 from harness.stats import default_method, minimum_detectable_difference, paired
+from harness.stats.design_evidence import RunDesign, run_design
 from harness.stats.methods import get as get_method
 from harness.stats.methods import paired_evidence_json
 
@@ -325,6 +327,7 @@ class GateVerdict:
     combination: str = COMBINATION
     warnings: list[str] = field(default_factory=list)
     report_url: str | None = None
+    design: RunDesign | None = None
 
     def missing_question_warnings(self) -> list[str]:
         """One warning per side that lacks rankings for questions of the split, with the counts (these questions
@@ -340,7 +343,8 @@ class GateVerdict:
         """The JSON form: every field (``None`` where a number does not exist, never NaN); every interval carries its
         ``flags`` (:func:`harness.evaluation.bounds.interval_flags`) and ``coverage_evidence`` says what the
         coverage study measured for the paired intervals' method (``None`` when it did not)."""
-        return interval_flags({**asdict(self), "coverage_evidence": paired_evidence_json(self.method)})
+        d = {k: v for k, v in asdict(self).items() if k != "design"}
+        return interval_flags({**d, "coverage_evidence": paired_evidence_json(self.method, design=self.design)})
 
 
 def _as_guards(guards: Mapping[str, float] | Sequence[Guard | str] | None) -> list[Guard]:
@@ -410,7 +414,7 @@ def gate(
     check_comparable(a, b, chunkers_may_differ=True)
     metrics_across_chunkers(a, b, [*metrics, *[g.metric for g in guard_list if g.metric]], (), option="--metric")
     sa, sb = _pair(a, b, system_baseline, system_candidate)
-    method = default_method("paired")
+    method = paired_method(a)  # Hansen-Hurwitz on a PPS gold set
     checks: list[GateCheck] = []
     values: dict[str, PairedValues] = {}
     for m in [*metrics, *[g.metric for g in guard_list if g.metric]]:
@@ -462,6 +466,7 @@ def gate(
         n_clusters=first.n_clusters,
         checks=checks,
         warnings=warnings,
+        design=run_design(a, split=split),
     )
     verdict.warnings += verdict.missing_question_warnings()
     return verdict

@@ -19,6 +19,7 @@ from harness.corpus.ingest import ingest, scan_corpus
 from harness.corpus.store import Corpus
 from harness.corpus.view import CorpusView
 from harness.errors import HarnessInputError
+from harness.evaluation.design import design_clusters, run_intervals
 from harness.evaluation.evidence import EvidenceResolution, chunk_extents, resolve_evidence
 from harness.evaluation.metric_choice import grow_depths, run_metric_ids
 from harness.evaluation.pairing import check_split
@@ -37,7 +38,7 @@ from harness.metrics.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEF
 from harness.progress import stage
 from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
-from harness.stats import all_intervals, satterthwaite_df
+from harness.stats import satterthwaite_df
 from harness.validate.scoring import check_before_scoring, scoring_view
 
 NO_EVIDENCE_NOTE = (
@@ -148,7 +149,7 @@ def score_results(
         (:attr:`harness.metrics.QuestionResult.omitted`) is summarised over the others, the note saying how many
         were excluded.
     """
-    clusters = question_clusters(goldset.records, options.clustering)
+    clusters = design_clusters(goldset, question_clusters(goldset.records, options.clustering))
     by_id = goldset.by_id()
     metric_ids = run_metric_ids(options.ks, options.metrics)
     rows: list[dict] = []
@@ -227,7 +228,7 @@ def score_results(
                 m_cl = [clusters[q.qid] for q in kept]
                 m_enough = len(set(m_cl)) >= 2
                 if m_enough:
-                    ivs = all_intervals(y, m_cl, level=options.level, B=options.bootstrap_reps, seed=options.seed)
+                    ivs = run_intervals(goldset, y, m_cl, options)
                     intervals = {k: v.to_dict() for k, v in ivs.items()}
                 else:
                     intervals = {}

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.evaluation.design import design_info
 from harness.evaluation.runs import RUN_SCHEMA_VERSION, git_commit, library_versions, write_run_record
 from harness.evaluation.trec import trec_qrels_lines, trec_run_lines
 from harness.goldset.io import GoldSet
@@ -27,6 +28,7 @@ def goldset_info(goldset: GoldSet) -> dict:
         "n_questions": len(goldset.records),
         "corpus_version": man.corpus_version if man else None,
         "chunker_version": man.chunker_version if man else None,
+        **design_info(goldset),  # a PPS-planned gold set's draws (harness goldset plan)
     }
 
 

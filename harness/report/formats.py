@@ -62,6 +62,7 @@ from harness.report.terminal import (
     run_notices,
     run_warnings,
 )
+from harness.stats.design_evidence import run_design
 from harness.stats.methods import evidence_by_metric
 
 
@@ -97,8 +98,8 @@ def _run_evidence(rec) -> dict:
     an evidence file."""
     first = next(iter(rec.summary.systems.values()), {})
     overall = first["all"].overall if "all" in first else {}
-    ev = evidence_by_metric("cr2", {m: set(ov.intervals) for m, ov in overall.items()})
-    return {"coverage_evidence": ev} if ev else {}
+    ev = evidence_by_metric("cr2", {m: set(ov.intervals) for m, ov in overall.items()}, design=run_design(rec))
+    return {"coverage_evidence": ev} if ev["metrics"] else {}
 
 
 def _coverage_data(value) -> dict:
@@ -138,6 +139,8 @@ KINDS: dict[str, Kind] = {
     ),
     "coverage": Kind(1, _coverage_data),
     "coverage-suite": Kind(1, _coverage_data),
+    "coverage-design": Kind(1, _coverage_data),
+    "goldset-plan": Kind(1, lambda res: res.to_dict()),
 }
 
 
@@ -204,6 +207,8 @@ _TABLES: dict[str, Callable[[Any, Console], None]] = {
     "known-item-study": lambda res, console: console.print(render_study(res.known_item.summary, res.coverage)),
     "coverage": lambda res, console: _print(console, res),
     "coverage-suite": lambda res, console: _print(console, res),
+    "coverage-design": lambda res, console: _print(console, res),
+    "goldset-plan": lambda res, console: _print(console, res),
 }
 
 
@@ -225,7 +230,7 @@ def _apply_table(res, console: Console) -> None:
 
 
 _WHAT = {"run": "run record", "known-item": "outputs", "known-item-study": "outputs", "coverage": "outputs",
-         "coverage-suite": "outputs"}  # fmt: skip
+         "coverage-suite": "outputs", "coverage-design": "outputs"}  # fmt: skip
 
 
 def format_table(result: Result, console: Console, *, warnings: bool = True) -> None:

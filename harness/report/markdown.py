@@ -25,6 +25,7 @@ from harness.report.model import (
     rank_lists,
     rank_summary,
 )
+from harness.stats.design_evidence import slice_design
 from harness.stats.methods import evidence_notes
 
 #: GitHub's limit for a comment body is 65,536 characters; stay well below it.
@@ -89,7 +90,9 @@ def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
         if (ov := e.overall(m, slice_name)) is not None
     )
     out += ["", f"_{md(marks)}_"] if marks else []
-    out += [f"_{md(note)}_" for note in evidence_notes("cr2", data.recorded_methods(metrics, slice_name))]
+    design = slice_design(data.entries[0].run, slice_name) if data.entries else None
+    recorded = data.recorded_methods(metrics, slice_name)
+    out += [f"_{md(note)}_" for note in evidence_notes("cr2", recorded, design=design)]
     if isinstance(df, (int, float)) and df < 4 and slice_name == "all":
         out += ["", f"> **Warning:** df {df:.1f} &lt; 4: the intervals are unreliable (too few clusters)."]
     return out

@@ -14,8 +14,10 @@ from harness.goldset.schema import CATEGORIES
 from harness.report.format import MISSING, Markup, diff_iv, fmt_iv, legend, md, mean_iv, num, pct, pts, spaced, wtl
 from harness.report.markdown import known_item_table, table
 from harness.report.regressions import regressions_markdown
+from harness.report.studies import sample_rows
 from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, run_slice, run_warnings, slice_intervals
-from harness.stats.methods import paired_evidence_note
+from harness.stats.design_evidence import slice_design
+from harness.stats.methods import evidence_notes, paired_evidence_note
 
 URL_SAFE = "/:?#@!$&'*+,;=%~-._"
 """Characters of a URL left as they are by :func:`report_link` (the rest is percent-encoded)."""
@@ -26,9 +28,15 @@ def _legend(ivs) -> list[str]:
     return ["", f"_{md(text)}_"] if text else []
 
 
-def _evidence(method: str) -> list[str]:
-    note = paired_evidence_note(method)
+def _evidence(method: str, design=None) -> list[str]:
+    note = paired_evidence_note(method, design=design)
     return ["", f"_{md(note)}_"] if note else []
+
+
+def _run_evidence(rec, slice_name: str, systems: dict, metrics: list[str]) -> list[str]:
+    recorded = {x: {k for sl in systems.values() if (ov := sl.metric(x)) for k in ov.intervals} for x in metrics}
+    notes = evidence_notes("cr2", recorded, design=slice_design(rec, slice_name))
+    return [x for n in notes for x in ("", f"_{md(n)}_")]
 
 
 def _warnings(ws) -> list[str]:
@@ -65,7 +73,7 @@ def _run(rec, path: Path | None) -> list[str]:
             rows.append([system, str(sl.n_questions), *cells])
         out += ["", f"#### {titles.get(slice_name, md(slice_name))}", ""]
         out.append(table(["system", "n", *metrics], rows))
-        out += _legend(slice_intervals(rec, slice_name, metrics))
+        out += _legend(slice_intervals(rec, slice_name, metrics)) + _run_evidence(rec, slice_name, systems, metrics)
     cats_present = {c for sl in rec.summary.systems.values() if "all" in sl for c in sl["all"].per_category}
     cats = [c for c in CATEGORIES if c in cats_present] + sorted(cats_present - set(CATEGORIES))
     if cats:
@@ -121,7 +129,7 @@ def _comparison(rep, _path) -> list[str]:
         "",
         table([*head, "W/T/L cl"], rows, ["l", "l", "l"] + ["r"] * 8),
     ]
-    out += _legend(c.interval for c in rep.comparisons) + _evidence(rep.method)
+    out += _legend(c.interval for c in rep.comparisons) + _evidence(rep.method, rep.design)
     first = rep.comparisons[0].metric if rep.comparisons else None
     for c in rep.comparisons:
         if c.metric != first:
@@ -175,7 +183,7 @@ def _gate(v, _path) -> list[str]:
     head = ["check", "diff", f"{100 * v.level:g} % interval", "-margin", "MDD (80 %)", "clusters needed",
             "clusters / questions", "verdict"]  # fmt: skip
     out = [gate_headline(v), "", table(head, rows, ["l", "r", "r", "r", "r", "r", "r", "l"])]
-    out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None) + _evidence(v.method)
+    out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None) + _evidence(v.method, v.design)
     out += ["", f"**Why:** {md(v.reason)}"]
     if len(v.checks) > 1:
         out += ["", "Reasons:", ""] + [f"- {md(c.name)}: {md(c.reason)}" for c in v.checks]
@@ -297,6 +305,12 @@ def known_item_lines(summary: dict, where: str | Path | None) -> list[str]:
             for name, p in paired.items()
         ]
         out += ["", table(["paired (B - A)", "micro diff", "macro diff", "only A / only B hit"], rows)]
+    if summary.get("sample"):
+        smp = summary["sample"]
+        rows = sample_rows(smp)
+        out += ["", f"Sample of {smp['k']} documents ({md(smp['design'])}, seed {smp['seed']}):", ""]
+        out += [table(["system", "metric", "method", "estimate [95 % interval]", "df"], rows)]
+        out += ["", f"_Estimand: {md(smp['estimand'])}. {md(smp['coverage'])}_"]
     return out
 
 
@@ -346,6 +360,29 @@ def _suite(res, path) -> list[str]:
     return out
 
 
+def _design(res, _path) -> list[str]:
+    d = res.to_dict()
+    out = [f"### Coverage for this design: {md(d['design']['describe'])}", ""]
+    out.append(f"_Estimand: {md(res.design.estimand)}._")
+    rows = [
+        [md(cls), md(m["method"]) + (" (default)" if m["default"] else ""),
+         f"{100 * m['min']:.1f} ± {100 * m['mc_margin']:.1f}", f"{100 * m['max']:.1f}",
+         num(m["max_width_ratio"], ".2f")]
+        for cls, c in d["outcomes"].items()
+        for m in c["methods"]
+        if m["candidate"]
+    ]  # fmt: skip
+    out += ["", table(["outcome", "method", "min coverage (%)", "max (%)", "max width / reference"], rows)]
+    return out + ["", f"R = {md(d['config']['reps'])} per population; {md(d['rule'])}."]
+
+
+def _plan(res, path) -> list[str]:
+    d = res.manifest["design"]
+    rows = [[str(r["draw"]), r["doc_id"], f"{r['p']:.5f}"] for r in res.draws]
+    out = [f"### Gold-set plan ({md(path)}): {len(rows)} draws by {md(d['sampling'])}, seed {d['seed']}", ""]
+    return out + [table(["draw", "document", "probability"], rows)]
+
+
 def _study(res, path) -> list[str]:
     return known_item_lines(res.known_item.summary, path) + [""] + coverage_lines(res.coverage.to_dict(), None)
 
@@ -364,6 +401,8 @@ _RENDERERS: dict[str, Callable[[Any, Path | None], list[str]]] = {
     "coverage": _coverage,
     "coverage-suite": _suite,
     "report": lambda data, _path: [_report(data)],
+    "coverage-design": _design,
+    "goldset-plan": _plan,
 }
 
 

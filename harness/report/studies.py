@@ -124,7 +124,35 @@ def render_known_item(summary: dict) -> Group:
         _groups_table(f"hit@1 by collection ({first['system']})", "collection", first["by_collection"]),
     ]
     out += [_paired_table(key, p) for key, p in summary.get("paired", {}).items()]
+    if summary.get("sample"):
+        out.append(sample_table(summary["sample"]))
     return Group(*out)
+
+
+def sample_rows(sample: dict) -> list[list[str]]:
+    """``[[system, metric, method, estimate [lower, upper], df]]`` of a sampled study (``summary["sample"]``)."""
+    rows = []
+    for who, metrics in [*sample["systems"].items(), *sample["paired"].items()]:
+        for metric, iv in metrics.items():
+            rows.append([who, metric, iv["method"], f"{iv['estimate']:.3f} [{iv['lower']:.3f}, {iv['upper']:.3f}]",
+                         "-" if iv["df"] is None else f"{iv['df']:.0f}"])  # fmt: skip
+    return rows
+
+
+def sample_table(sample: dict) -> Table:
+    """The estimates of a sampled known-item study, with the estimand and the measured coverage as its caption."""
+    t = Table(
+        title=Text(f"Sample of {sample['k']} documents ({sample['design']}, seed {sample['seed']}): "
+                   f"{sample['documents']} distinct, {sample['queries']} queries"),
+        title_justify="left",
+    )  # fmt: skip
+    for col in ("system", "metric", "method", "estimate [95 % interval]", "df"):
+        t.add_column(col, justify="left" if col in ("system", "metric", "method") else "right")
+    for row in sample_rows(sample):
+        t.add_row(*[Text(x) for x in row])
+    t.caption = Text(f"Estimand: {sample['estimand']}.\n{sample['coverage']}")
+    t.caption_justify = "left"
+    return t
 
 
 def render_sensitivity(rows: Sequence[dict]) -> Table:

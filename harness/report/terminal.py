@@ -24,6 +24,7 @@ from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS
 from harness.report.format import MISSING, diff_iv, fmt_iv, legend, mean_iv, num, rich_text, spaced, wtl
 from harness.report.regressions import regressions_table
+from harness.stats.design_evidence import slice_design
 from harness.stats.methods import evidence_notes, paired_evidence_note
 
 MAIN_METRICS = METRIC_SETS["terminal"]
@@ -124,7 +125,10 @@ def systems_table(
             ov = s[slice_name].overall.get(m)
             if ov is not None and ov.intervals.get(method) is not None:
                 recorded.setdefault(m, set()).update(ov.intervals)
-    lines = [legend(slice_intervals(run, slice_name, metrics, method)), *evidence_notes(method, recorded)]
+    lines = [
+        legend(slice_intervals(run, slice_name, metrics, method)),
+        *evidence_notes(method, recorded, design=slice_design(run, slice_name)),
+    ]
     if any(lines):
         t.caption = Text("\n".join(x for x in lines if x))
         t.caption_justify = "left"
@@ -328,7 +332,11 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
         )
     if not fits(console, t):
         t = _narrow_comparison_table(rep, t.title)
-    lines = [x for x in (legend(c.interval for c in rep.comparisons), paired_evidence_note(rep.method)) if x]
+    lines = [
+        x
+        for x in (legend(c.interval for c in rep.comparisons), paired_evidence_note(rep.method, design=rep.design))
+        if x
+    ]
     if lines:
         t.caption, t.caption_justify = Text("\n".join(lines)), "left"
     console.print(t)
@@ -394,7 +402,7 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
         soft_wrap=True,
     )
     marks = legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
-    for line in (marks, paired_evidence_note(v.method)):
+    for line in (marks, paired_evidence_note(v.method, design=v.design)):
         if line:
             console.print(Text(line), soft_wrap=True)
     for c in v.checks:

@@ -47,6 +47,38 @@ class MethodEvidence(_Model):
     populations: int = Field(ge=1)
     max_width_ratio: float | None = None
     design: str = "srs"
+    mc_margin: float | None = None
+
+
+class DesignEvidence(_Model):
+    """Coverage measured for one gold-set design (``harness coverage --run RUN``): a cluster-size vector and how its
+    documents were drawn, simulated on known-item populations (:mod:`harness.studies.coverage.goldset`).
+
+    Fields: ``sampling`` (``"srs"``: documents drawn at random, the reading of an unplanned gold set; ``"pps"``:
+    drawn with probability proportional to their queries, with replacement, ``harness goldset plan``);
+    ``cluster_sizes`` (questions per cluster, descending: the design's key); ``estimand`` (``"macro"``: the mean
+    over documents, each document once; ``"micro"``: the corpus's chunk-weighted mean); ``run`` the run it was taken
+    from; ``defaults`` ``{outcome class: method}`` by the rule at this K; ``methods`` ``{method: {class:
+    MethodEvidence}}`` (min/max coverage over the populations of the class, at this one K).
+    """
+
+    sampling: str
+    cluster_sizes: list[int]
+    estimand: str
+    run: str
+    description: str
+    populations: list[str]
+    reps: int = Field(ge=1)
+    seed: int
+    level: float
+    generated_by: str
+    rule: str
+    defaults: dict[str, str]
+    methods: dict[str, dict[str, MethodEvidence]]
+
+    def key(self) -> tuple[str, tuple[int, ...]]:
+        """``(sampling, cluster sizes descending)``: what a run's design must equal to use this entry."""
+        return self.sampling, tuple(sorted(self.cluster_sizes, reverse=True))
 
 
 class EvidenceFile(_Model):
@@ -69,6 +101,7 @@ class EvidenceFile(_Model):
     defaults: dict[str, str]
     rule: str
     methods: dict[str, dict[str, MethodEvidence]]
+    designs: list[DesignEvidence] = Field(default_factory=list)
 
 
 class CoverageEvidence(_Model):
@@ -115,6 +148,11 @@ def read_evidence(path: str | Path = EVIDENCE_PATH) -> EvidenceFile:
 def _committed(path: str) -> EvidenceFile | None:
     p = Path(path)
     return read_evidence(p) if p.exists() else None
+
+
+def committed_evidence(path: str | Path | None = None) -> EvidenceFile | None:
+    """The evidence file at ``path`` (default the committed :data:`EVIDENCE_PATH`), cached; None when absent."""
+    return _committed(str(EVIDENCE_PATH if path is None else Path(path)))
 
 
 def coverage_evidence(method: str, outcome: str, *, path: str | Path | None = None) -> CoverageEvidence | None:

@@ -35,6 +35,7 @@ from harness.stats._core import as_vector, encode_clusters, fail
 from harness.stats.bootstrap import cluster_bootstrap
 from harness.stats.cr2 import cr2
 from harness.stats.cr3 import cr3, cr3_kernel
+from harness.stats.design_evidence import RunDesign, design_coverage, design_notes
 from harness.stats.evidence import CoverageEvidence, coverage_evidence
 from harness.stats.interval import Interval
 from harness.stats.korn_graubard import korn_graubard, korn_graubard_kernel
@@ -258,62 +259,79 @@ def metric_outcome_class(metric: str, recorded: Iterable[str]) -> str:
     return "unit" if names & unit_only else "continuous"
 
 
-def evidence_by_metric(
-    method: str, metrics: Mapping[str, Iterable[str]], *, path: str | Path | None = None
-) -> dict[str, dict]:
-    """``{metric: {"method", "outcome", "min", "max", "k_min", "k_max", "text"}}``: the measured coverage of
-    ``method``'s intervals for each metric (classed by :func:`metric_outcome_class`), for JSON outputs; metrics whose
-    class the study did not measure are left out (all of them without an evidence file). Arguments as
-    :func:`evidence_notes`."""
-    out = {}
+def _by_class(metrics: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+    by_class: dict[str, list[str]] = {}
     for metric, names in metrics.items():
-        ev = coverage_evidence(method, metric_outcome_class(metric, names), path=path)
-        if ev is not None:
-            out[metric] = {**ev.model_dump(exclude={"description"}), "text": ev.text}
-    return out
+        by_class.setdefault(metric_outcome_class(metric, names), []).append(metric)
+    return by_class
 
 
-def evidence_notes(method: str, metrics: Mapping[str, Iterable[str]], *, path: str | Path | None = None) -> list[str]:
-    """One note per outcome class among ``metrics``: what the coverage study measured for ``method``'s intervals.
+def evidence_by_metric(
+    method: str,
+    metrics: Mapping[str, Iterable[str]],
+    *,
+    design: RunDesign | None = None,
+    path: str | Path | None = None,
+) -> dict:
+    """The JSON form of :func:`evidence_notes`: ``{"estimand", "design", "metrics": {metric: {"method", "outcome",
+    "measured", "min", "max", ..., "text"}}}`` (:func:`harness.stats.design_evidence.design_coverage`; ``measured``
+    false when the coverage was not measured for this design). Arguments as :func:`evidence_notes`."""
+    design = design or RunDesign("srs", ())
+    out = {}
+    for cls, ids in _by_class(metrics).items():
+        cov = design_coverage(method, cls, design, path=path, labels=_labels())
+        out.update({m: cov for m in ids})
+    return {"estimand": design.estimand, "design": design.to_dict(), "metrics": out}
+
+
+def evidence_notes(
+    method: str,
+    metrics: Mapping[str, Iterable[str]],
+    *,
+    design: RunDesign | None = None,
+    path: str | Path | None = None,
+) -> list[str]:
+    """The lines printed under a table of ``method``'s intervals: the estimand in words, then per outcome class the
+    coverage measured for the run's own design (:mod:`harness.stats.design_evidence`).
 
     Args:
         method: the method whose intervals a table shows (``"cr2"``).
         metrics: ``{metric id: names of the interval methods recorded for it}`` (the table's metrics, in order).
+        design: the run's design (:func:`harness.stats.design_evidence.run_design`); None: an unknown design, whose
+            coverage is "not measured".
         path: another evidence file (tests); default the committed one.
 
     Returns:
-        Lines such as ``CR2 (Satterthwaite t) intervals of all_hop@10 (binary): measured coverage 72–92 % at K =
-        10–80 on ...``, in the order the classes first occur; none for a class the study did not measure (or when
-        there is no evidence file).
+        ``["Estimand: mean over the gold set's documents, ...", "CR2 (Satterthwaite t) intervals of hit@1 (binary):
+        measured coverage 91–95 % for this design (...)" or "...: not measured for this design: run `harness
+        coverage --run RUN`", ...]``.
     """
-    by_class: dict[str, list[str]] = {}
-    for metric, names in metrics.items():
-        by_class.setdefault(metric_outcome_class(metric, names), []).append(metric)
-    label = INTERVALS[method].label if method in INTERVALS else method
-    out = []
-    for cls, ids in by_class.items():
-        ev = coverage_evidence(method, cls, path=path)
-        if ev is not None:
-            out.append(f"{label} intervals of {', '.join(ids)} ({cls}): {ev.text}")
-    return out
+    return design_notes(method, _by_class(metrics), design or RunDesign("srs", ()), path=path, labels=_labels())
 
 
-def paired_evidence_note(method: str, *, path: str | Path | None = None) -> str | None:
-    """The note ``compare`` and ``gate`` print beside ``method``'s paired intervals: what the coverage study measured
-    for paired differences (``CR2 (Satterthwaite t) paired intervals: measured coverage 86-93 % at K = 10-80 on
-    ...``), or ``None`` when the study did not measure it (or there is no evidence file)."""
-    ev = coverage_evidence(method, "paired", path=path)
-    if ev is None:
-        return None
-    label = INTERVALS[method].label if method in INTERVALS else method
-    return f"{label} paired intervals: {ev.text}"
+def paired_evidence_note(method: str, *, design: RunDesign | None = None, path: str | Path | None = None) -> str:
+    """The note ``compare`` and ``gate`` print beside ``method``'s paired intervals: the estimand (a difference of
+    the design's means) and the coverage measured for paired differences under the run's design."""
+    design = design or RunDesign("srs", ())
+    cov = design_coverage(method, "paired", design, path=path, labels=_labels())
+    est = design.estimand.removeprefix("the ")
+    return f"Estimand: difference of the {est}. {_label_of(method)} paired intervals: {cov['text']}"
 
 
-def paired_evidence_json(method: str, *, path: str | Path | None = None) -> dict | None:
-    """The JSON form of what the coverage study measured for ``method``'s paired intervals (the fields of
-    :class:`CoverageEvidence` and its ``text``), or ``None`` when it did not."""
-    ev = coverage_evidence(method, "paired", path=path)
-    return None if ev is None else {**ev.model_dump(mode="json"), "text": ev.text}
+def paired_evidence_json(method: str, *, design: RunDesign | None = None, path: str | Path | None = None) -> dict:
+    """The JSON form of :func:`paired_evidence_note`: ``{"estimand", "design", **design_coverage(...)}``."""
+    design = design or RunDesign("srs", ())
+    cov = design_coverage(method, "paired", design, path=path, labels=_labels())
+    return {"estimand": f"difference of the {design.estimand.removeprefix('the ')}", "design": design.to_dict(), **cov}
+
+
+def _labels() -> dict[str, str]:
+    return {n: m.label for n, m in INTERVALS.items()}
+
+
+def _label_of(method: str) -> str:
+    m = INTERVALS.get(method.removeprefix("paired_"))
+    return method if m is None else m.label
 
 
 def kernel_bounds(

@@ -41,9 +41,10 @@ def paired(y_a, y_b, clusters, *, method=None, level=0.95, weights=None, B=5000,
 
 
 def paired_methods() -> tuple[str, ...]:
-    """Names of the methods offered for paired differences, in registration order: those with ``paired=True`` that a
-    run can compute (:attr:`~harness.stats.methods.IntervalMethod.in_runs`; not the PPS or frame-aware ones)."""
-    return tuple(m.name for m in INTERVALS.values() if m.paired and m.in_runs)
+    """Names of the methods offered for paired differences, in registration order: those with ``paired=True`` that
+    need no frame (not Wu's): the SRS methods a run computes and Hansen-Hurwitz, which ``compare`` and ``gate`` use
+    on a gold set planned by PPS (:func:`harness.evaluation.design.paired_method`)."""
+    return tuple(m.name for m in INTERVALS.values() if m.paired and not m.frame)
 
 
 _CELLS_PER_BATCH = 2_000_000

@@ -39,6 +39,10 @@ class KnownItemOptions:
         overwrite: replace an existing output folder.
         progress: show progress bars.
         chunk_depth: chunks each per-query face (fusions, ``py:`` retrievers, kinds without a batched face) ranks.
+        sample, design, seed: search only the queries of ``sample`` documents drawn by ``design`` (``pps``: with
+            probability proportional to their queries, with replacement; ``srs``) with ``seed`` (``sample=None``: every
+            document); the summary's ``sample`` section holds the draws and the estimates
+            (:mod:`harness.studies.known_item.sample`: Hansen-Hurwitz for ``pps``).
     """
 
     chunk_words: int = 100
@@ -53,6 +57,9 @@ class KnownItemOptions:
     overwrite: bool = False
     progress: bool = False
     chunk_depth: int = DEFAULT_CHUNK_DEPTH
+    sample: int | None = None
+    design: str = "pps"
+    seed: int = 0
 
     @classmethod
     def of(cls, options: KnownItemOptions | None = None, **fields: Any) -> KnownItemOptions:

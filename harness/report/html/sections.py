@@ -11,6 +11,7 @@ from harness.evaluation.compare import PairedRow
 from harness.report.format import LEGEND, MISSING, bounds, esc, fmt3, fmt_iv, legend, num, spaced, wtl
 from harness.report.model import TABLE_METRICS, ReportData, rank_lists, rank_summary
 from harness.report.plots import category_bars, depth_curves, figure_svg, forest, rank_ecdf, slice_compare
+from harness.stats.design_evidence import slice_design
 from harness.stats.methods import display_order, evidence_notes
 
 #: Stable element ids of the figures (the ``<figure>`` element; its ``<svg>`` has the id plus ``-svg``).
@@ -102,7 +103,11 @@ def systems_table(data: ReportData, slice_name: str = "all") -> str:
         + legend_html(shown)
         + "".join(
             f"<p class='note evidence'>{esc(n)}</p>"
-            for n in evidence_notes("cr2", data.recorded_methods(metrics, slice_name))
+            for n in evidence_notes(
+                "cr2",
+                data.recorded_methods(metrics, slice_name),
+                design=slice_design(data.entries[0].run, slice_name) if data.entries else None,
+            )
         )
     )
 

@@ -161,7 +161,8 @@ def load_population(
     Raises:
         HarnessInputError: missing file or field, unknown system or outcome, a record with ``n < 1`` or ``s`` outside
             ``[0, n]``, a rank that is not a positive integer, queries of ``system`` and ``minus`` that differ, a CSV
-            row with a bad value (each message names the file, line, record and field).
+            row with a bad value (each message names the file, line, record and field), a folder written by
+            ``harness known-item --sample`` (its queries are a sample, not the population).
     """
     path = Path(source)
     if outcome not in OUTCOMES:
@@ -170,6 +171,9 @@ def load_population(
         if minus is not None or outcome != "hit":
             raise HarnessInputError(f"{path}: a CSV population has its own outcome column (no --outcome / --paired)")
         return _load_csv(path, system)
+    summary = path / "summary.json"
+    if summary.is_file() and '"sample":' in summary.read_text(encoding="utf-8"):
+        raise HarnessInputError(f"{summary}: field sample: a sampled known-item study is not a population")
     if outcome == "hit" and minus is None:
         return _load_known_item(path / "per_document.jsonl", system)
     return _load_outcomes(path / "outcomes.jsonl.gz", system, outcome, minus, int(rr_depth))

@@ -261,6 +261,7 @@ def run_known_item(
     chunk_words, query_words, min_tail_words, chunker = o.chunk_words, o.query_words, o.min_tail_words, o.chunker
     systems, workers, batch_size, vector_model = o.systems, o.workers, o.batch_size, o.vector_model
     workdir, overwrite, progress, chunk_depth = o.workdir, o.overwrite, o.progress, o.chunk_depth
+    sample, design, seed = o.sample, o.design, o.seed
     plan = plan_study_systems(systems, vector_model)  # an unknown name is refused before any work
     systems = list(plan.names)
     if chunk_depth < 1:
@@ -275,6 +276,12 @@ def run_known_item(
             corpus_dir, chunk_words=chunk_words, query_words=query_words, min_tail_words=min_tail_words, chunker=chunker
         )
     t_chunk = time.perf_counter() - t0
+    drawn = None
+    if sample is not None:
+        from harness.studies.known_item.sample import draw_documents, restrict
+
+        drawn = draw_documents(cc, sample, design, seed)
+        cc = restrict(cc, drawn)
     from harness.retrieve.analyzer import SpanishAnalyzer
 
     analyzer = SpanishAnalyzer()
@@ -338,6 +345,10 @@ def run_known_item(
     first = systems[0]
     for name in systems[1:]:
         summary["paired"][f"{first} vs {name}"] = paired_comparison(outcomes[first].hit, outcomes[name].hit, qdoc)
+    if drawn is not None:
+        from harness.studies.known_item.sample import sample_summary
+
+        summary["sample"] = sample_summary(cc, drawn, outcomes)
     summary["timing"]["total_seconds"] = round(time.perf_counter() - t0, 3)
     result = KnownItemResult(
         out_dir=Path(out_dir) if out_dir is not None else None, summary=summary, corpus=cc, outcomes=outcomes

@@ -1,0 +1,88 @@
+"""The sampling design a gold set records (``harness goldset plan``) and what runs, ``compare`` and ``gate`` do with it.
+
+A gold set whose dataset manifest has ``design.sampling == "pps"`` (documents drawn with probability proportional to
+their queries, with replacement; :mod:`harness.studies.goldset_plan`) is read as K Hansen-Hurwitz draws:
+
+* clusters: each question belongs to one draw (label ``draw-<j>``): the draw of its first gold document; a document
+  drawn several times deals its questions to its draws in question-id order (round robin), so every draw is its own
+  cluster (:func:`design_clusters`);
+* intervals: a run adds the Hansen-Hurwitz intervals (``hansen_hurwitz``; ``hansen_hurwitz_logit`` for metrics in
+  [0, 1]) of the chunk-weighted mean to the summary (:func:`run_intervals`); ``compare`` and ``gate`` use the paired
+  Hansen-Hurwitz interval (:func:`paired_method`);
+* the run manifest's ``goldset.design`` records the plan (:func:`design_info`), which renderings read
+  (:func:`harness.stats.design_evidence.run_design`).
+
+Any other gold set is read as before (clusters of the chosen ``--clustering``; CR2 and the registry's defaults).
+"""
+
+from __future__ import annotations
+
+from harness.errors import HarnessInputError
+from harness.stats import all_intervals, default_method
+from harness.stats.methods import INTERVALS, outcome_type
+
+
+def gold_design(goldset) -> dict | None:
+    """The manifest's ``design`` section when it says ``sampling: pps`` (else None)."""
+    man = getattr(goldset, "manifest", None)
+    extra = (getattr(man, "model_extra", None) or {}) if man is not None else {}
+    design = extra.get("design")
+    return design if isinstance(design, dict) and design.get("sampling") == "pps" else None
+
+
+def design_clusters(goldset, clusters: dict[str, str]) -> dict[str, str]:
+    """``{qid: draw label}`` for a PPS gold set (module docstring), else ``clusters`` unchanged.
+
+    Raises:
+        HarnessInputError: a question whose first gold document is none of the draws' (naming manifest, record and
+            field), or a malformed ``design.draws``.
+    """
+    design = gold_design(goldset)
+    if design is None:
+        return clusters
+    where = goldset.manifest_path or goldset.records_path
+    draws: dict[str, list[int]] = {}
+    try:
+        for d in design["draws"]:
+            draws.setdefault(str(d["doc_id"]), []).append(int(d["draw"]))
+    except (KeyError, TypeError, ValueError):
+        raise HarnessInputError(f"{where}: field design.draws: need [{{draw, doc_id, p}}, ...]") from None
+    dealt: dict[str, int] = {}
+    out = {}
+    for rec in sorted(goldset.records, key=lambda r: r.qid):
+        doc = str(rec.gold_documents[0].document_id) if rec.gold_documents else None
+        if doc not in draws:
+            raise HarnessInputError(
+                f"{where}: record {rec.qid}: field gold_documents[0]: {doc!r} is none of the plan's drawn documents "
+                "(design.draws); a PPS gold set's questions are written on its draws"
+            )
+        i = dealt.get(doc, 0)
+        dealt[doc] = i + 1
+        out[rec.qid] = f"draw-{draws[doc][i % len(draws[doc])]}"
+    return out
+
+
+def run_intervals(goldset, y, clusters, options) -> dict:
+    """:func:`harness.stats.all_intervals` at ``options.level`` (``bootstrap_reps``, ``seed``), plus for a PPS gold
+    set the Hansen-Hurwitz intervals (logit for values in [0, 1] as well)."""
+    level = options.level
+    ivs = all_intervals(y, clusters, level=level, B=options.bootstrap_reps, seed=options.seed)
+    if gold_design(goldset) is not None:
+        for name in ("hansen_hurwitz", "hansen_hurwitz_logit"):
+            if INTERVALS[name].applies_to(outcome_type(y)):
+                ivs[name] = INTERVALS[name].compute(y, clusters, level=level)
+    return ivs
+
+
+def design_info(goldset) -> dict:
+    """``{"design": {...}}`` for the run manifest's ``goldset`` section of a PPS gold set, else ``{}``."""
+    design = gold_design(goldset)
+    return {} if design is None else {"design": design}
+
+
+def paired_method(run) -> str:
+    """The paired interval ``compare`` and ``gate`` use on ``run``'s gold set: ``hansen_hurwitz`` for a PPS gold set
+    (its manifest's ``goldset.design.sampling``), else the registry's default."""
+    extra = getattr(run.manifest.goldset, "model_extra", None) or {}
+    pps = (extra.get("design") or {}).get("sampling") == "pps"
+    return "hansen_hurwitz" if pps else default_method("paired")

@@ -1,0 +1,217 @@
+"""What a run's intervals estimate, and the coverage measured for the run's own design, in words for every rendering.
+
+A gold-set run's intervals are computed over its questions, clustered (:mod:`harness.goldset.clusters`). Its design is
+the cluster-size vector (questions per cluster) plus how the gold set's documents were drawn:
+
+* ``srs`` (any gold set not planned by ``harness goldset plan --design pps``): the question mean estimates the **mean
+  over the gold set's documents, each weighted by its questions** - in expectation the corpus's document-level mean
+  (every document once) when the documents were drawn at random - and **not** the corpus's chunk-weighted mean;
+* ``pps`` (documents drawn with probability proportional to their queries, with replacement, recorded in the dataset
+  manifest): the Hansen-Hurwitz mean estimates the **corpus's chunk-weighted mean** (:mod:`harness.stats.pps`).
+
+The coverage printed beside an interval is the one measured for that design (``harness coverage --run RUN``; entries
+of :class:`harness.stats.evidence.DesignEvidence` in the committed evidence file, matched on the sorted cluster sizes
+and the sampling), never a figure measured for another design; an unmatched design prints ``not measured for this
+design: run `harness coverage --run RUN```. Samples of K whole documents drawn at random (known-item ``--sample K``
+``--design srs``) have no interval that holds on this corpus's populations (docs/measurements.md): they print
+``coverage not guaranteed: measured A-B %; sample documents by PPS``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.stats.evidence import DesignEvidence, committed_evidence
+
+#: The estimand of each design, in plain words (every rendering prints one of these).
+ESTIMANDS = {
+    "srs": "mean over the gold set's documents, each weighted by its questions; not the corpus's chunk-weighted mean",
+    "pps": "the corpus's chunk-weighted mean (documents drawn with probability proportional to their queries, "
+    "Hansen–Hurwitz)",
+    "srs-documents": "the corpus's chunk-weighted mean from K whole documents drawn at random",
+}
+SAMPLINGS = ("srs", "pps")
+
+
+@dataclass(frozen=True)
+class RunDesign:
+    """The design of a run's intervals.
+
+    Attributes:
+        sampling: ``"srs"`` or ``"pps"`` (module docstring).
+        cluster_sizes: questions per cluster, descending (length = the number of clusters G).
+        run: how to name the run in the hint (its folder, or its id).
+    """
+
+    sampling: str
+    cluster_sizes: tuple[int, ...]
+    run: str = "RUN"
+
+    @classmethod
+    def from_clusters(cls, clusters: Iterable[str], *, sampling: str = "srs", run: str = "RUN") -> RunDesign:
+        """The design of questions labelled ``clusters`` (one label per question). Raises ValueError for an unknown
+        ``sampling``."""
+        if sampling not in SAMPLINGS:
+            raise ValueError(f"sampling {sampling!r}: expected one of {', '.join(SAMPLINGS)}")
+        sizes = tuple(sorted(Counter(str(c) for c in clusters).values(), reverse=True))
+        return cls(sampling, sizes, run)
+
+    @property
+    def estimand(self) -> str:
+        """The estimand in plain words (:data:`ESTIMANDS`)."""
+        return ESTIMANDS[self.sampling]
+
+    def key(self) -> tuple[str, tuple[int, ...]]:
+        """``(sampling, cluster sizes descending)``, compared with :meth:`DesignEvidence.key`."""
+        return self.sampling, self.cluster_sizes
+
+    def describe(self) -> str:
+        """``27 clusters of 6, 3 (×3), 2 (×4), 1 (×19) questions, documents drawn at random``."""
+        cnt = Counter(self.cluster_sizes)
+        parts = [str(v) if k == 1 else f"{v} (×{k})" for v, k in sorted(cnt.items(), reverse=True)]
+        how = "drawn at random" if self.sampling == "srs" else "drawn by PPS with replacement"
+        return f"{len(self.cluster_sizes)} clusters of {', '.join(parts)} questions, documents {how}"
+
+    def to_dict(self) -> dict:
+        """JSON form."""
+        return {"sampling": self.sampling, "cluster_sizes": list(self.cluster_sizes), "estimand": self.estimand}
+
+
+def run_design(run, system: str | None = None, split: str = "all") -> RunDesign:
+    """The design of a run record (:class:`harness.evaluation.runs.RunRecord`, read duck-typed): the cluster sizes of
+    one system's questions (default the first) and the sampling the gold set recorded (``manifest.goldset`` field
+    ``design.sampling``, written for a gold set made by ``harness goldset plan``; else ``"srs"``); ``split``: only the
+    questions of that split (``dev``/``test``), as ``compare --split`` and ``gate --split`` use."""
+    systems = list(run.manifest.systems)
+    who = system or (systems[0] if systems else None)
+    rows = [r for r in run.per_question if r.system == who and (split == "all" or r.split == split)]
+    labels = [r.cluster if r.cluster is not None else r.qid for r in rows]
+    extra = getattr(run.manifest.goldset, "model_extra", None) or {}
+    sampling = str((extra.get("design") or {}).get("sampling", "srs"))
+    return RunDesign.from_clusters(labels, sampling=sampling if sampling in SAMPLINGS else "srs", run=str(run.path))
+
+
+def matching_design(design: RunDesign, *, path: str | Path | None = None) -> DesignEvidence | None:
+    """The committed evidence entry measured for exactly ``design`` (same sampling and cluster sizes), or None."""
+    ev = committed_evidence(path)
+    if ev is None:
+        return None
+    return next((d for d in ev.designs if d.key() == design.key()), None)
+
+
+def _pct(lo: float, hi: float) -> str:
+    a, b = f"{100 * lo:.1f}", f"{100 * hi:.1f}"
+    return f"{a} %" if a == b else f"{a}–{b} %"
+
+
+def _label(method: str, labels: Mapping[str, str] | None) -> str:
+    return (labels or {}).get(method.removeprefix("paired_"), method)
+
+
+def design_coverage(
+    method: str,
+    outcome: str,
+    design: RunDesign,
+    *,
+    path: str | Path | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> dict:
+    """The coverage of ``method``'s intervals for outcomes of class ``outcome`` under ``design``, as JSON.
+
+    Returns:
+        ``{"method", "outcome", "measured", "min", "max", "mc_margin", "populations", "reps", "default",
+        "default_min", "default_max", "text"}``; ``measured`` false (and ``min``/``max`` None) when the committed
+        evidence has no entry for this design or class, ``text`` then saying how to measure it.
+    """
+    entry = matching_design(design, path=path)
+    got = None if entry is None else entry.methods.get(method.removeprefix("paired_"), {}).get(outcome)
+    out: dict = {"method": method, "outcome": outcome, "measured": got is not None, "min": None, "max": None}
+    if got is None or entry is None:
+        out["text"] = f"not measured for this design: run `harness coverage --run {design.run}`"
+        return out
+    default = entry.defaults.get(outcome)
+    dflt = entry.methods.get(default or "", {}).get(outcome)
+    margin = got.mc_margin
+    text = (
+        f"measured coverage {_pct(got.min, got.max)} of nominal {round(100 * entry.level):g} % intervals for this "
+        f"design ({design.describe()}) on {entry.description}"
+        f" (R = {entry.reps} per population"
+        + ("" if margin is None else f", Monte Carlo ± {100 * margin:.1f} pts")
+        + ")"
+    )
+    if default and dflt is not None and default != method.removeprefix("paired_"):
+        text += f"; this design's default by the rule: {_label(default, labels)}, measured {_pct(dflt.min, dflt.max)}"
+    out.update(
+        min=got.min,
+        max=got.max,
+        mc_margin=margin,
+        populations=got.populations,
+        reps=entry.reps,
+        default=default,
+        default_min=None if dflt is None else dflt.min,
+        default_max=None if dflt is None else dflt.max,
+        text=text,
+    )
+    return out
+
+
+def estimand_note(design: RunDesign) -> str:
+    """``Estimand: <the design's estimand in words>.``"""
+    return f"Estimand: {design.estimand}."
+
+
+def design_notes(
+    method: str,
+    by_class: Mapping[str, list[str]],
+    design: RunDesign,
+    *,
+    path: str | Path | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The lines a table of ``method``'s intervals prints: the estimand, then one coverage line per outcome class.
+
+    Args:
+        method: the method whose intervals the table shows (``"cr2"``).
+        by_class: ``{outcome class: [metric ids]}`` in table order.
+        design: the run's :class:`RunDesign`.
+        path: another evidence file (tests).
+        labels: ``{method: label}`` (the registry's labels).
+    """
+    lines = [estimand_note(design)]
+    for cls, ids in by_class.items():
+        shown, extra = method, ""
+        if design.sampling == "pps" and not method.startswith("hansen_hurwitz"):  # the run's PPS intervals
+            shown = "hansen_hurwitz_logit" if cls in ("binary", "unit") else "hansen_hurwitz"
+            extra = f" (in summary.json; the table shows {_label(method, labels)}, which assumes documents at random)"
+        cov = design_coverage(shown, cls, design, path=path, labels=labels)
+        lines.append(f"{_label(shown, labels)} intervals of {', '.join(ids)} ({cls}){extra}: {cov['text']}")
+    return lines
+
+
+def srs_documents_note(
+    method: str, outcome: str, *, path: str | Path | None = None, labels: Mapping[str, str] | None = None
+) -> str:
+    """What a sample of K whole documents drawn at random prints beside ``method``'s interval: ``coverage not
+    guaranteed: measured A–B %; sample documents by PPS`` (A-B: the committed evidence's range for that design;
+    without evidence, no range)."""
+    ev = committed_evidence(path)
+    got = None if ev is None else ev.methods.get(method, {}).get(outcome)
+    span = "" if got is None else f": measured {_pct(got.min, got.max)} at K = {ev.k_min}–{ev.k_max}"
+    return f"{_label(method, labels)}: coverage not guaranteed{span}; sample documents by PPS (`--design pps`)"
+
+
+def slice_design(run, slice_name: str = "all", system: str | None = None) -> RunDesign:
+    """The design of one slice of a run's questions: :func:`run_design` for ``all`` (and for a slice of the same
+    questions and clusters); for a smaller slice (``covered``) a design whose cluster sizes are unknown here, so its
+    coverage reads "not measured for this design"."""
+    full = run_design(run, system)
+    if slice_name == "all":
+        return full
+    who = system or (list(run.manifest.systems) or [None])[0]
+    sums = run.summary.systems.get(who, {}) if who is not None else {}
+    a, s = sums.get("all"), sums.get(slice_name)
+    same = a is not None and s is not None and (a.n_questions, a.n_clusters) == (s.n_questions, s.n_clusters)
+    return full if same else RunDesign(full.sampling, (), full.run)
