@@ -25,6 +25,8 @@ from harness.goldset.io import load_goldset
 from harness.validate import apply_correction, render, validate
 from harness.validate.diffview import change_text, diff_markdown_lines
 from harness.validate.figures import extract_figures, unsupported_figures
+from harness.validate.markdown import impact_markdown_lines
+from harness.validate.render import impact_text_lines
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[1]
@@ -227,6 +229,14 @@ def test_impact_rescores_the_stored_rankings_against_old_and_new(fx, tmp_path):
         if v["questions_changed"] == 0:
             assert v["interval"] == {"low": 0.0, "high": 0.0} and v["diff"] == 0.0
     assert mrr["interval"]["low"] <= mrr["diff"] <= mrr["interval"]["high"]
+    # the renderings name the changed question with old -> new, and fold the unchanged metrics into one line
+    text = "\n".join(impact_text_lines(imp))
+    assert f"(1 question(s) changed: SP-001 {old_mrr:.4f} -> {1 / rank:.4f})" in text
+    unchanged = [m for m, v in imp["runs"][0]["systems"]["bm25"].items() if not v["questions_changed"]]
+    assert f"unchanged ({len(unchanged)}): {', '.join(unchanged)}" in text
+    assert all(f"      {m}:" not in text for m in unchanged)
+    mdtext = "\n".join(impact_markdown_lines(imp))
+    assert f"SP-001 {old_mrr:.4f} → {1 / rank:.4f}" in mdtext and "which (old → new)" in mdtext
 
 
 def test_impact_refuses_a_run_scored_against_another_gold_set(fx, tmp_path):
