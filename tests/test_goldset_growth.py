@@ -6,9 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from conftest import REAL_CORPUS
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.corpus.chunker import normalize_text
+from harness.corpus.lookup import lookup_chunk
+from harness.errors import HarnessInputError
 from harness.goldset.io import load_goldset
 from harness.validate import validate
 
@@ -61,3 +66,52 @@ def test_v035_flags_an_alternative_that_another_record_requires_as_a_second_hop(
     # that is not a contradiction, and is not flagged
     ne5 = load_goldset(REAL).by_id()["NE-005"]
     assert {str(g.document_id): g.effective_grade for g in ne5.gold_documents}["ley-262-loefam"] == 1
+
+
+# ------------------------------------------------------------------------------------------------ harness show
+
+
+@pytest.mark.realcorpus
+def test_show_prints_the_chunk_of_a_gold_quote():
+    if not REAL_CORPUS.exists():
+        pytest.skip(f"real corpus not found at {REAL_CORPUS}")
+    rec = load_goldset(REAL).by_id()["SP-001"]
+    g = rec.gold_documents[0]
+    ev = g.evidence[0]
+    r = invoke("show", ev.chunk_id, "--corpus", REAL_CORPUS, "--around", "1")
+    assert r.exit_code == 0, r.output
+    out = r.output
+    assert f"▶ {ev.chunk_id}  [" in out
+    assert normalize_text(ev.quote) in normalize_text(out)
+    # the heading path the gold set records for the document is the chunk's (a prefix of it: V004's rule)
+    assert " > ".join(g.heading_path) in out
+    doc, idx = str(ev.chunk_id).rsplit("#", 1)
+    n = int(out.split(" chunks under md-words-v1")[0].rsplit("; ", 1)[1])
+    shown = [i for i in (int(idx) - 1, int(idx), int(idx) + 1) if 0 <= i < n]
+    assert [c for c in range(n) if f"{doc}#{c}  [" in out] == shown  # the neighbours that exist, no others
+    js = invoke("show", ev.chunk_id, "--corpus", REAL_CORPUS, "--json")
+    data = json.loads(js.output)
+    assert [c["chunk_id"] for c in data["chunks"]] == [ev.chunk_id]
+    assert normalize_text(ev.quote) in normalize_text(data["chunks"][0]["text"])
+
+
+def test_show_escapes_control_characters_and_refuses_bad_ids(tmp_path: Path):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "d.md").write_text("# T\x1b[31m\n\nuno dos \x1b[2J tres\u202e cuatro\x07\n", encoding="utf-8")
+    (corpus / "metadata.jsonl").write_text(json.dumps({"doc_id": "d", "path": "d.md"}) + "\n", encoding="utf-8")
+    r = invoke("show", "d#0", "--corpus", corpus)
+    assert r.exit_code == 0, r.output
+    assert "\x1b" not in r.output and "\u202e" not in r.output and "\x07" not in r.output
+    assert "uno dos \\x1b[2J tres\\u202e cuatro\\x07" in r.output and "[T\\x1b[31m]" in r.output
+    assert lookup_chunk(corpus, "d#0").chunks[0].text == "uno dos \x1b[2J tres\u202e cuatro\x07"
+    for bad, needle in [
+        ("d", "expected <document id>#<index>"),
+        ("d#x", "expected <document id>#<index>"),
+        ("zz#0", "document 'zz' is not in the corpus"),
+        ("d#3", "d has 1 chunk(s) under md-words-v1 (indexes 0-0)"),
+    ]:
+        res = invoke("show", bad, "--corpus", corpus)
+        assert res.exit_code == 2 and needle in res.output, (bad, res.output)
+    with pytest.raises(HarnessInputError, match="unknown chunker"):
+        lookup_chunk(corpus, "d#0", chunker="nope")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli._checks import at_least
+from harness.cli._checks import at_least, number
 from harness.cli._common import (
     FORMAT,
     JSON_ALIAS,
@@ -272,8 +272,15 @@ def goldset_import(
 def goldset_split(
     dataset: Path = typer.Argument(..., help="Dataset folder (never modified)."),
     out: Path = typer.Option(..., "--out", help="New dataset folder (must not exist)."),
-    seed: int = typer.Option(..., "--seed", help="Seed of the assignment (the same seed gives the same split)."),
-    dev_fraction: float = typer.Option(0.5, "--dev-fraction", help="Share of questions on dev, in (0, 1)."),
+    seed: int = typer.Option(
+        ..., "--seed", help="Seed of the assignment (the same seed gives the same split).", callback=at_least(0)
+    ),
+    dev_fraction: float = typer.Option(
+        0.5,
+        "--dev-fraction",
+        help="Share of questions on dev, in (0, 1).",
+        callback=number(0, 1, open_lower=True, open_upper=True),
+    ),
     contract: Path = typer.Option(
         None, "--contract", help="Contract file or folder (default: the input's, as validate finds it)."
     ),
