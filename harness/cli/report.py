@@ -26,6 +26,9 @@ def report(
     margin: float = typer.Option(0.02, help="Gate margin drawn on the forest plot (>= 0).", callback=number(0)),
     known_item: Path = typer.Option(None, "--known-item", help="Known-item output folder to include."),
     coverage: Path = typer.Option(None, "--coverage", help="Coverage study JSON to include."),
+    split: str = typer.Option(
+        "all", "--split", help="Questions reported: all, dev or test (the gold set's split field), as compare's."
+    ),
 ) -> None:
     """Write one report (HTML with inline SVG figures, or Markdown) from run records only."""
     from harness.report import write_report
@@ -34,7 +37,14 @@ def report(
         out = "report.md" if fmt.lower() in ("markdown", "md") else "report.html"
     try:
         path = write_report(
-            runs, out, fmt=fmt, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage
+            runs,
+            out,
+            fmt=fmt,
+            baseline=baseline,
+            margin=margin,
+            known_item=known_item,
+            coverage=coverage,
+            split=split,
         )
     except HarnessError as exc:
         _fail(exc)

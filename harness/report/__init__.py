@@ -30,6 +30,7 @@ def write_report(
     margin: float = 0.02,
     known_item: str | Path | None = None,
     coverage: str | Path | None = None,
+    split: str = "all",
 ) -> Path | None:
     """Write a report of run records: one self-contained HTML file, or Markdown for a pull-request comment.
 
@@ -43,6 +44,8 @@ def write_report(
         known_item: a known-item output folder (``summary.json``, ``per_document.jsonl``, optional
             ``coverage.json``).
         coverage: a coverage study's ``coverage.json`` (or its folder).
+        split: ``all``, ``dev`` or ``test``: the report over that split's questions only
+            (:func:`harness.report.model.build_report`).
 
     Returns:
         ``out`` as a :class:`~pathlib.Path`, or ``None`` when written to stdout.
@@ -60,7 +63,7 @@ def write_report(
     if fmt not in REPORT_FORMATS:
         raise HarnessInputError(f"--format: {fmt!r} is not one of {', '.join(REPORT_FORMATS)}")
     check_output(out)
-    data = build_report(runs, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage)
+    data = build_report(runs, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage, split=split)
     text = render_html(data) if fmt == "html" else render_markdown(data)
     return write_output(text, out)
 

@@ -21,8 +21,10 @@ from pathlib import Path
 from harness.errors import HarnessInputError
 from harness.evaluation.chunkers import chunkers_differ, metrics_across_chunkers
 from harness.evaluation.compare import CategoryInterval, PairedRow, category_intervals, paired_table
+from harness.evaluation.pairing import check_split
 from harness.evaluation.record import MetricSummary, QuestionRow, SliceSummary
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
+from harness.evaluation.subset import restrict_run
 from harness.goldset.schema import CATEGORIES
 from harness.io import read_json, read_jsonl, sha256_file
 from harness.metrics import METRIC_SETS
@@ -292,6 +294,7 @@ def build_report(
     coverage: str | Path | None = None,
     compare_metrics: Sequence[str] = FOREST_METRICS,
     reps: int = 10000,
+    split: str = "all",
 ) -> ReportData:
     """Read run records (and optional known-item / coverage outputs) into a :class:`ReportData`.
 
@@ -308,6 +311,9 @@ def build_report(
         coverage: a ``coverage.json`` file or the folder holding it.
         compare_metrics: metrics of the paired comparisons.
         reps: sign flips of the randomisation test (:func:`harness.evaluation.compare.compare_runs`).
+        split: ``all``, ``dev`` or ``test``: every run is restricted to the split's questions
+            (:func:`harness.evaluation.subset.restrict_run`) before anything is computed, so every table, interval,
+            paired difference and header is the split's (a note says how many questions and clusters).
 
     Returns:
         The :class:`ReportData`.
@@ -341,6 +347,19 @@ def build_report(
         notes.append("runs were clustered differently; paired comparisons use the baseline run's clusters")
     entries = _entries(loaded)
     base, loaded, entries = _resolve_baseline(baseline, loaded, entries)
+    if check_split(split) != "all":
+        whole = loaded[0]
+        by_run = {id(r): restrict_run(r, split) for r in loaded}
+        loaded = [by_run[id(r)] for r in loaded]
+        entries = [Entry(e.label, by_run[id(e.run)], e.system) for e in entries]
+        base = None if base is None else next(e for e in entries if e.label == base.label)
+        sub = loaded[0]
+        notes.append(
+            f"{split} split only: {len({r.qid for r in sub.per_question})} questions in "
+            f"{sub.manifest.clusters.n_clusters} clusters (the run has "
+            f"{len({r.qid for r in whole.per_question})} questions in {whole.manifest.clusters.n_clusters}); every "
+            "figure, interval and paired difference here is over these questions"
+        )
     compare_metrics = _metrics_across_chunkers(loaded, compare_metrics, gate_metric, notes)
     level = loaded[0].manifest.level
     info: dict[str, dict] = {}
