@@ -127,3 +127,28 @@ def test_cli_prints_every_metric_and_the_excluded_settings_in_every_format(tmp_p
     ]:
         e = cli.invoke(app, ["sweep", "--run", str(run), *bad])
         assert e.exit_code == 2 and needle in e.output, (bad, e.output)
+
+
+@pytest.mark.slow
+@pytest.mark.realcorpus
+def test_real_run_multi_metric_sweep_with_a_constraint():
+    """The committed baseline run (real gold set; dev 21 / test 21 questions, 14 test clusters)."""
+    from pathlib import Path
+
+    run = Path(__file__).resolve().parents[1] / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
+    if not run.exists():
+        pytest.skip(f"no committed baseline at {run}")
+    args = ["sweep", "--run", str(run), "--fusion", "wsum,rrf,mnz", "--metric", "mrr"]
+    r = cli.invoke(app, [*args, "--constraint", "evidence_recall@10:0.02"])
+    assert r.exit_code == 0, r.output
+    for m in METRIC_SETS["compare"]:
+        assert f"│ {m} " in r.stdout, m
+    assert "21 questions, 14 clusters" in r.stdout and "- bm25 [95 % paired]" in r.stdout
+    assert "constraints evidence_recall@10:0.02: excluded on dev" in r.stdout
+    res = multi_sweep(run, fusions=["wsum", "rrf", "mnz"], metric="mrr", constraints=["evidence_recall@10:0.02"])
+    for x in res.excluded():  # every exclusion is a real loss beyond the margin against the best input on dev
+        assert x["best_input_dev"] - x["dev"] > 0.02
+    kept = [(m, i) for m in res.methods for i, s in enumerate(m.settings) if s not in {x["system"] for x in m.excluded}]
+    best = max(res.dev_inputs["evidence_recall@10"].values())
+    assert all(m.dev["evidence_recall@10"][i] >= best - 0.02 - 1e-12 for m, i in kept)
+    assert res.chosen is not None and all(row["inputs"]["bm25"]["paired_interval"] for row in res.test)

@@ -261,7 +261,7 @@ def sweep(
     inputs: str = typer.Option("bm25,vector", "--inputs", help="The systems of the run to fuse, A,B (wsum: W on A)."),
     w: str = typer.Option(None, "--w", help="wsum weight grid start:stop:step or a comma list (default 0:1:0.05)."),
     k: str = typer.Option(
-        None, "--k", help="rrf k grid start:stop:step or a comma list (default 5 to 100 by 5: 5:100:5)."
+        None, "--k", help="rrf k grid start:stop:step or a comma list (default: 5 to 100 in steps of 5)."
     ),
     metric: str = typer.Option("mrr", help="Metric id chosen on (any of harness.metrics)."),
     constraint: list[str] = typer.Option(

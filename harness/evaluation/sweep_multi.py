@@ -460,8 +460,13 @@ def multi_sweep(
         method=method_name,
         paired_method=paired_method,
         interval_level=level_iv,
-        note=OPTIMISM_NOTE.format(n=n_settings).replace(
-            "settings tried on dev", f"settings tried on dev ({len(choices)} method(s))"
+        note=(
+            OPTIMISM_NOTE.format(n=n_settings).replace(
+                "settings tried on dev", f"settings tried on dev ({len(choices)} method(s))"
+            )
+            if n_settings > 1
+            else "one setting, so nothing was chosen on dev: its dev value is not optimistic; the test values are the "
+            "estimates to report"
         ),
         warnings=warnings,
     )
