@@ -43,7 +43,8 @@ class Entry:
     """One system of one run, as shown in the report.
 
     Attributes:
-        label: unique display name (the system name, or ``run_id:system`` when names repeat across runs).
+        label: unique display name (the system name, or ``run_id:system`` for every system when a name repeats
+            across runs).
         run: the run record.
         system: the system name inside the run.
     """
@@ -173,11 +174,13 @@ def _categories(runs: Sequence[RunRecord]) -> list[str]:
 
 
 def _entries(runs: Sequence[RunRecord]) -> list[Entry]:
+    """One entry per (run, system). Labels are the system names when no name repeats across runs; when one does,
+    every label of every run is ``run_id:system`` (prefixing only the repeated names left a plain ``rrf`` beside
+    ``cand1:w0.5``, and a reader could not tell which run, and which model, the plain one came from)."""
     pairs = [(run, s) for run in runs for s in run.systems]
-    count: dict[str, int] = {}
-    for _, s in pairs:
-        count[s] = count.get(s, 0) + 1
-    return [Entry(label=s if count[s] == 1 else f"{run.run_id}:{s}", run=run, system=s) for run, s in pairs]
+    names = [s for _, s in pairs]
+    clash = len(set(names)) < len(names)
+    return [Entry(label=f"{run.run_id}:{s}" if clash else s, run=run, system=s) for run, s in pairs]
 
 
 def _metrics_across_chunkers(
@@ -462,6 +465,20 @@ def provenance(run: RunRecord) -> dict[str, str]:
         "settings": f"depths {m.depths.document} documents / {m.depths.chunk} chunks; clustering {cl.mode or '?'}"
         f" ({cl.n_clusters} clusters); seed {m.seed}; bootstrap {_known(m.bootstrap_reps)} reps; level {m.level}",
     }
+
+
+def report_provenance(runs: Sequence[RunRecord]) -> dict[str, str]:
+    """:func:`provenance` of the first run, except that a field whose value differs between runs (a model, the code,
+    the date, the chunker) reads ``by run: <run id>: <value>; ...`` instead of the first run's value."""
+    first = provenance(runs[0])
+    if len(runs) < 2:
+        return first
+    per = [(r.run_id, provenance(r)) for r in runs]
+    out = dict(first)
+    for key in ("chunker", "model", "code", "date"):
+        if len({p[key] for _, p in per}) > 1:
+            out[key] = "by run: " + "; ".join(f"{rid}: {p[key]}" for rid, p in per)
+    return out
 
 
 def rank_lists(data: ReportData) -> dict[str, tuple[dict[str, list], int]]:

@@ -11,10 +11,12 @@ from harness.evaluation.compare import PairedRow
 from harness.report.format import LEGEND, MISSING, bounds, esc, fmt3, fmt_iv, legend, num, spaced, wtl
 from harness.report.model import TABLE_METRICS, ReportData, rank_lists, rank_summary
 from harness.report.plots import category_bars, depth_curves, figure_svg, forest, rank_ecdf, slice_compare
+from harness.report.plots_many import BARS_UP_TO, category_heatmap, system_intervals
 from harness.stats.methods import display_order, evidence_notes
 
 #: Stable element ids of the figures (the ``<figure>`` element; its ``<svg>`` has the id plus ``-svg``).
 FIGURE_IDS: dict[str, str] = {
+    "systems": "fig-system-intervals",
     "category": "fig-category-mrr",
     "forest": "fig-forest",
     "depth": "fig-depth-curves",
@@ -144,7 +146,32 @@ def section_systems(data: ReportData) -> str:
         f"sharing gold documents; {df_txt}).</p>"
     )
     tables = systems_table(data, "all") + _methods_table(data)
-    return f"<section id='systems'><h2>Systems</h2>{text}{warn}{tables}</section>"
+    return f"<section id='systems'><h2>Systems</h2>{text}{warn}{tables}{_system_figure(data)}</section>"
+
+
+#: The metrics of the per-system interval plot (those every entry has).
+SYSTEM_PLOT_METRICS = ("mrr", "recall@10", "evidence_recall@10")
+
+
+def _system_figure(data: ReportData) -> str:
+    """Each system's own mean and CR2 interval per metric (:func:`harness.report.plots_many.system_intervals`)."""
+    metrics = data.metrics_present(SYSTEM_PLOT_METRICS)
+    if not metrics:
+        return ""
+    values = {}
+    for e in data.entries:
+        for m in metrics:
+            ov = e.overall(m)
+            values[(e.label, m)] = (ov.mean, ov.interval("cr2"))
+    base = data.baseline.label if data.baseline is not None else None
+    fig = system_intervals(data.labels, metrics, values, level=data.level, baseline=base)
+    svg = figure_svg(fig, FIGURE_IDS["systems"], title="Each system's mean and CR2 interval per metric")
+    cap = (
+        f"Each system's mean (dot) and {100 * data.level:.0f} % CR2 interval (line), per metric; the baseline (open "
+        "dot, dotted line) where there is one. Overlapping intervals do not show that two systems are equal: their "
+        "paired differences (below) are the test."
+    )
+    return figure(FIGURE_IDS["systems"], svg, cap)
 
 
 def section_categories(data: ReportData) -> str:
@@ -166,10 +193,18 @@ def section_categories(data: ReportData) -> str:
     shown = {
         (lab, c): v.interval_dict() for (lab, c, m), v in data.category_values.items() if m == "mrr" and lab in labels
     }
-    fig = category_bars(data.categories, notes, data.labels, vals, metric_label="MRR", level=data.level)
-    svg = figure_svg(fig, FIGURE_IDS["category"], title="MRR per question category with CR2 whiskers")
+    many = len(data.labels) > BARS_UP_TO
+    draw = category_heatmap if many else category_bars
+    fig = draw(data.categories, notes, data.labels, vals, metric_label="MRR", level=data.level)
+    svg = figure_svg(fig, FIGURE_IDS["category"], title="MRR per question category with CR2 intervals")
     cap = (
-        f"MRR per category and system. Whiskers: {100 * data.level:.0f} % CR2 intervals computed on the category's "
+        (
+            f"MRR per category and system as a heat table ({len(data.labels)} systems: more than {BARS_UP_TO}, too "
+            "many for grouped bars); each cell prints the mean and its interval. "
+            if many
+            else ""
+        )
+        + f"MRR per category and system. Whiskers: {100 * data.level:.0f} % CR2 intervals computed on the category's "
         "questions with the clusters recorded in the run. "
         + (
             f"No whisker for {esc(', '.join(spaced(c) for c in no_iv))}: a single cluster gives no interval. "
