@@ -152,3 +152,20 @@ def test_real_run_multi_metric_sweep_with_a_constraint():
     best = max(res.dev_inputs["evidence_recall@10"].values())
     assert all(m.dev["evidence_recall@10"][i] >= best - 0.02 - 1e-12 for m, i in kept)
     assert res.chosen is not None and all(row["inputs"]["bm25"]["paired_interval"] for row in res.test)
+
+
+def test_dev_curve_band_and_plot(tmp_path):
+    run = write_run(tmp_path, questions())
+    r = multi_sweep(run, fusions=["wsum", "mnz"], metric="mrr", constraints=["mrr:0.2"])
+    wsum = r.methods[0]
+    assert len(wsum.dev_intervals) == len(wsum.settings) == 21
+    for iv, y in zip(wsum.dev_intervals, wsum.dev["mrr"], strict=True):
+        assert iv is not None and iv["lower"] <= y <= iv["upper"]  # 4 dev clusters: an interval per setting
+    svg = tmp_path / "curve.svg"
+    res = cli.invoke(app, ["sweep", "--run", str(run), "--fusion", "wsum,mnz", "--constraint", "mrr:0.2",
+                           "--plot", str(svg)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = svg.read_text("utf-8")
+    assert text.lstrip().startswith("<?xml") and "<svg" in text and f"wrote {svg}" in res.stderr
+    bad = cli.invoke(app, ["sweep", "--run", str(run), "--plot", str(tmp_path)])
+    assert bad.exit_code == 2 and "--plot" in bad.output

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import typer
 
 from harness.cli._checks import at_least, number
-from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format, renamed
+from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, err_console, output_format, renamed
 from harness.errors import HarnessError, HarnessInputError
 
 ALLOW_UNHASHED = typer.Option(
@@ -274,6 +274,9 @@ def sweep(
         None, help="document or chunk: the single-metric sweep at one level (default: every metric, both levels)."
     ),
     goldset: Path = typer.Option(None, "--goldset", help="Gold set (default: the path recorded in the run)."),
+    plot: Path = typer.Option(
+        None, "--plot", help="Also write the dev curves with their interval bands as an SVG file (atomically)."
+    ),
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
@@ -292,9 +295,15 @@ def sweep(
             if value is not None and method not in methods:
                 raise HarnessError(f"{flag}: applies to --fusion {method} only (got --fusion {fusion})")
         names = [x for x in inputs.split(",") if x.strip()]
+        if plot is not None:
+            from harness.report.formats import check_output
+
+            check_output(plot, field="--plot")
         if level is not None:
-            if len(methods) != 1 or constraint:
-                raise HarnessError("--level: the single-metric sweep takes one --fusion method and no --constraint")
+            if len(methods) != 1 or constraint or plot is not None:
+                raise HarnessError(
+                    "--level: the single-metric sweep takes one --fusion method and no --constraint or --plot"
+                )
             grid = w if methods[0] == "wsum" else k
             res = do_sweep(run, grid, metric, level, goldset_path=goldset, fusion=methods[0], inputs=names)
             emit("sweep", res, fmt, out)
@@ -308,6 +317,12 @@ def sweep(
             goldset_path=goldset,
             inputs=names,
         )
+        if plot is not None:
+            from harness.report.sweep_plot import write_dev_curve
+
+            write_dev_curve(res, plot)
     except HarnessError as exc:
         _fail(exc)
     emit("sweep-multi", res, fmt, out)
+    if plot is not None:
+        err_console.print(f"wrote {plot}", highlight=False, markup=False)

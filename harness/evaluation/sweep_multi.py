@@ -91,6 +91,9 @@ class MethodChoice:
             setting; grid: the values (empty without a parameter); dev: ``{metric: [dev mean per setting]}``.
         excluded: one dict per (setting, violated constraint): ``{"system", "metric", "dev", "best_input",
             "best_input_dev", "loss", "margin"}``.
+        dev_intervals: per setting, the interval of its dev mean of the selection metric (registry default for the
+            outcome type, the run's clusters of the dev questions; ``None`` with < 2 clusters): the noise band of the
+            dev curve, which says how far apart two settings must be before the curve's shape means anything.
         chosen_system, chosen_value, dev_best, formula: the choice (``None`` when every setting is excluded).
     """
 
@@ -100,6 +103,7 @@ class MethodChoice:
     grid: list[float]
     dev: dict[str, list[float]]
     excluded: list[dict] = field(default_factory=list)
+    dev_intervals: list[dict | None] = field(default_factory=list)
     chosen_system: str | None = None
     chosen_value: float | None = None
     dev_best: float | None = None
@@ -114,6 +118,7 @@ class MethodChoice:
             "grid": list(self.grid),
             "dev": {m: list(v) for m, v in self.dev.items()},
             "excluded": [dict(x) for x in self.excluded],
+            "dev_intervals": [None if iv is None else dict(iv) for iv in self.dev_intervals],
             "chosen_system": self.chosen_system,
             "chosen_value": self.chosen_value,
             "dev_best": self.dev_best,
@@ -354,12 +359,15 @@ def multi_sweep(
             dev_inputs[x][name] = mean([v[x] for v in vals])
     best_input = {x: max(inputs, key=lambda n, x=x: dev_inputs[x][n]) for x in dev_metrics}
 
+    labels = run.clusters()
     choices: list[MethodChoice] = []
     spec_of: dict[str, object] = {}
     for fusion, param, values, fspecs in plans:
         per_setting = [[fused(r, fs, dev_specs) for r in dev] for fs in fspecs]
         devm = {x: [mean([v[x] for v in vals]) for vals in per_setting] for x in dev_metrics}
         mc = MethodChoice(fusion, param, [fs.name for fs in fspecs], list(values), devm)
+        dev_cl = [labels.get(r.qid, f"q:{r.qid}") for r in dev]
+        mc.dev_intervals = [_interval([v[sel] for v in vals], dev_cl, m.level) for vals in per_setting]
         ok = []
         for i, fs in enumerate(fspecs):
             spec_of[fs.name] = fs
@@ -399,7 +407,6 @@ def multi_sweep(
     made = [c for c in choices if c.chosen_system is not None]
     overall = max(made, key=lambda c: c.dev_best) if made else None  # max keeps the first of equals
     level_iv = m.level
-    labels = run.clusters()
     qids = [r.qid for r in test]
     clusters = [labels.get(q, f"q:{q}") for q in qids]
     paired_method = default_method("paired")
