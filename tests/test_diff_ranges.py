@@ -65,3 +65,35 @@ def test_property_unit_differences_stay_in_range_and_clipping_is_marked(rows, me
     assert bool(iv.extras.get("clipped")) == reached
     if not reached:
         assert (iv.lower, iv.upper) == (raw.lower, raw.upper)
+
+
+@pytest.mark.slow
+def test_category_differences_of_the_committed_baseline_stay_in_range_and_are_marked():
+    """The trial's case: per-category MRR differences over 3 test questions ran to [-2.154, +2.273]."""
+    import json
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    run = Path(__file__).resolve().parents[1] / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
+    if not run.exists():
+        pytest.skip(f"no committed baseline at {run}")
+    cli = CliRunner()
+    args = ["compare", str(run), str(run), "--split", "test", "--metrics", "mrr"]
+    data = json.loads(cli.invoke(app, [*args, "--format", "json"]).stdout)["data"]
+    assert data["clustering"]["n_clusters"] == 14
+    clipped = 0
+    for c in data["comparisons"]:
+        for e in c["per_category"].values():
+            iv = e.get("interval")
+            if iv is None:
+                continue
+            assert -1.0 <= iv["lower"] <= iv["upper"] <= 1.0
+            at_end = iv["lower"] == -1.0, iv["upper"] == 1.0
+            assert (iv["flags"]["clipped"]["lower"], iv["flags"]["clipped"]["upper"]) == at_end
+            clipped += any(at_end)
+    assert clipped > 0
+    text = cli.invoke(app, args).stdout
+    assert f"-1.000{CLIP_MARK}" in text and "14 clusters; test split only" in text
