@@ -56,7 +56,8 @@ def test_report_split_names_the_questions_and_clusters_used(tmp_path):
     html = tmp_path / "r.html"
     h = cli.invoke(app, ["report", str(run), "--split", "dev", "--out", str(html)])
     assert h.exit_code == 0, h.output
-    assert "dev split only: 4 questions in 4 clusters" in html.read_text("utf-8")
+    page = html.read_text("utf-8")
+    assert "dev split only: 4 questions in 4 clusters" in page and "Means over the dev split's questions" in page
     bad = cli.invoke(app, ["report", str(run), "--split", "train", "--out", "-"])
     assert bad.exit_code == 2 and "--split: 'train' is not one of all, dev, test" in bad.output
 

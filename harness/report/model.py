@@ -88,6 +88,7 @@ class ReportData:
         known_item: ``{"path", "summary", "per_document"}`` or ``None``.
         coverage: ``{"path", "data"}`` (``coverage.json``) or ``None``.
         notes: warnings shown at the top.
+        split: ``all``, ``dev`` or ``test``: the questions every figure is over (:func:`build_report`).
     """
 
     runs: list[RunRecord]
@@ -107,6 +108,7 @@ class ReportData:
     known_item: dict | None = None
     coverage: dict | None = None
     notes: list[str] = field(default_factory=list)
+    split: str = "all"
 
     @property
     def labels(self) -> list[str]:
@@ -416,6 +418,7 @@ def build_report(
         known_item=ki,
         coverage=cov,
         notes=notes,
+        split=split,
     )
 
 

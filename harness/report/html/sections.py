@@ -140,8 +140,10 @@ def section_systems(data: ReportData) -> str:
     if isinstance(df, (int, float)) and df < 4:
         warn = f"<div class='warn'>df {df:.1f} &lt; 4: the intervals are unreliable (too few clusters).</div>"
     text = (
-        f"<p class='note'>Means over every question of the gold set (a missing ranking scores 0); below each mean its "
-        f"{100 * data.level:.0f} % CR2 cluster-robust interval (Bell &amp; McCaffrey 2002; Satterthwaite df). "
+        "<p class='note'>Means over "
+        + ("every question of the gold set" if data.split == "all" else f"the {esc(data.split)} split's questions")
+        + " (a missing ranking scores 0); below each mean its "
+        + f"{100 * data.level:.0f} % CR2 cluster-robust interval (Bell &amp; McCaffrey 2002; Satterthwaite df). "
         f"Clustering: <b>{esc(cl.get('mode') or '?')}</b> ({esc(cl.get('n_clusters'))} clusters of questions "
         f"sharing gold documents; {df_txt}).</p>"
     )
