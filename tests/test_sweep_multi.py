@@ -62,6 +62,9 @@ def test_several_methods_in_one_call_choose_per_method_and_overall(tmp_path):
     for m, single in zip(r.methods, ("wsum", "rrf", "mnz"), strict=True):
         s = sweep(run, None, "mrr", fusion=single)
         assert m.chosen_system == s.chosen_system and m.dev_best == pytest.approx(s.dev_best)
+        assert m.test["mean"] == pytest.approx(s.test_mean)  # each method's own choice on test, as the single sweep
+        for row in s.test[1:]:
+            assert m.test["inputs"][row.system]["diff"] == pytest.approx(row.diff)
     best = max(m.dev_best for m in r.methods)
     first = next(m for m in r.methods if m.dev_best == best)
     assert r.chosen == first.chosen_system and r.chosen_method == first.fusion

@@ -95,6 +95,8 @@ class MethodChoice:
             outcome type, the run's clusters of the dev questions; ``None`` with < 2 clusters): the noise band of the
             dev curve, which says how far apart two settings must be before the curve's shape means anything.
         chosen_system, chosen_value, dev_best, formula: the choice (``None`` when every setting is excluded).
+        test: the choice on test, on the selection metric: ``{"mean", "interval", "inputs": {input: {"diff",
+            "paired_interval"}}}`` (``None`` without a choice).
     """
 
     fusion: str
@@ -104,6 +106,7 @@ class MethodChoice:
     dev: dict[str, list[float]]
     excluded: list[dict] = field(default_factory=list)
     dev_intervals: list[dict | None] = field(default_factory=list)
+    test: dict | None = None
     chosen_system: str | None = None
     chosen_value: float | None = None
     dev_best: float | None = None
@@ -119,6 +122,7 @@ class MethodChoice:
             "dev": {m: list(v) for m, v in self.dev.items()},
             "excluded": [dict(x) for x in self.excluded],
             "dev_intervals": [None if iv is None else dict(iv) for iv in self.dev_intervals],
+            "test": self.test,
             "chosen_system": self.chosen_system,
             "chosen_value": self.chosen_value,
             "dev_best": self.dev_best,
@@ -437,6 +441,21 @@ def multi_sweep(
                     "paired_interval": piv,
                 }
             rows.append(row)
+    sel_spec = [MetricSpec.parse(sel)]
+    sel_inputs = {n: [alone(r, n, sel_spec)[sel] for r in test] for n in inputs}
+    for mc in choices:  # each method's own choice on test, on the selection metric (cheap: one metric)
+        if mc.chosen_system is None:
+            continue
+        y = [fused(r, spec_of[mc.chosen_system], sel_spec)[sel] for r in test]
+        mc.test = {"mean": mean(y), "interval": _interval(y, clusters, level_iv), "inputs": {}}
+        for n in inputs:
+            z = sel_inputs[n]
+            piv = (
+                paired(z, y, clusters, method=paired_method, level=level_iv).to_dict()
+                if len(set(clusters)) >= 2
+                else None
+            )
+            mc.test["inputs"][n] = {"diff": mean(y) - mean(z), "paired_interval": piv}
     warnings = list(
         dict.fromkeys(
             w

@@ -41,12 +41,21 @@ def curve_rows(mc: MethodChoice, metric: str, extra: list[str]) -> list[list[str
     return rows
 
 
+def _method_test(r: MultiSweepResult, mc: MethodChoice) -> str:
+    """``; test 0.748 [0.548, 0.947], - bm25 +0.032 [+0.012, +0.053], ...`` of a method's own choice."""
+    if mc.test is None:
+        return ""
+    t = mc.test
+    vs = ", ".join(f"- {n} {diff_iv(c['diff'], c['paired_interval'])}" for n, c in t["inputs"].items())
+    return f"; test {mean_iv(t['mean'], t['interval'])}, {vs}"
+
+
 def _summary_lines(r: MultiSweepResult) -> list[str]:
     lines = []
     for mc in r.methods:
         n_bad = len({x["system"] for x in mc.excluded})
         choice = (
-            f"chosen {mc.chosen_system} (dev {r.metric} {mc.dev_best:.4f})"
+            f"chosen {mc.chosen_system} (dev {r.metric} {mc.dev_best:.4f}{_method_test(r, mc)})"
             if mc.chosen_system
             else "no setting meets the constraints"
         )
