@@ -14,10 +14,13 @@ the total only breaks ties. The search is a seeded local search (:func:`assign_s
 assignment on every platform (Python's ``random`` is stable for an integer seed); different seeds give different valid
 assignments.
 
-The committed split of ``mx-leyes-dof-eval-v1`` was made by ``datasets/tools/build_goldset_report.py`` (a
-deterministic backtracking search over the 1.0.0 clusters, no seed). Its assignment and a seeded one are both optimal
-(cost 0: 3 + 3 per category, every cluster on one side); they differ in which clusters went where, which a seed
-chooses at random.
+The committed split of ``mx-leyes-dof-eval-v1`` is not a seeded one: ``datasets/tools/build_goldset_report.py``'s
+``assign_splits`` (a deterministic backtracking search, largest clusters first, 3 + 3 questions per category) made it
+on the 1.0.0 records, whose 28 clusters it reproduces exactly (checked 2026-12-01 from the 1.0.0 file in git). The
+1.1.0 corrections merged two clusters (28 -> 27: the Constitution is now cited by six questions) and kept the split,
+which still keeps every cluster on one side; the same search on the 1.1.0 records would move 18 questions. A seeded
+assignment meets the same constraints at cost 0 (3 + 3 per category, 27 clusters whole) and differs in which
+clusters went where, which is what a seed chooses.
 """
 
 from __future__ import annotations
