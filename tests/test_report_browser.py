@@ -150,7 +150,7 @@ def load_labels(report: Path) -> list[str]:
     import re
 
     table = report.read_text("utf-8").split("id='table-systems-all'", 1)[1].split("</table>", 1)[0]
-    return re.findall(r"<tr(?: class='base')?><td>([^<]+)</td>", table)
+    return re.findall(r"<tr(?: class='base')?><td>([^<]+)(?:<br>|</td>)", table)
 
 
 def _six_system_runs() -> list[Path]:

@@ -72,3 +72,17 @@ def test_a_single_run_keeps_plain_names(tmp_path: Path):
     d = build_report([base, six], reps=200)
     assert "bm25" in d.labels and not any(":" in lab for lab in d.labels)
     assert len(d.labels) <= BARS_UP_TO and "as a heat table" not in render_html(d)  # grouped bars
+
+
+def test_system_options_summarise_each_recorded_configuration():
+    from harness.report.html.sections import system_options
+
+    assert system_options({"system": "bm25", "params": {"method": "lucene", "k1": 1.5, "b": 0.75}}) == (
+        "method=lucene; k1=1.5; b=0.75"
+    )
+    assert system_options({"embedder": {"model": "use", "model_id": "use-multilingual-v3"}}) == (
+        "model use-multilingual-v3"
+    )
+    cfg = {"params": {"weights": [0.25, 0.75]}, "input_names": ["bm25", "vector"]}
+    assert system_options(cfg) == "weights=0.25/0.75; of bm25+vector"
+    assert system_options(None) == "" and system_options({}) == ""

@@ -86,6 +86,29 @@ def whisker_note(ivs) -> str:
     return f" Some intervals are {', '.join(said)}: the table marks them." if said else ""
 
 
+def system_options(cfg: dict | None) -> str:
+    """A short summary of one system's recorded configuration (``system_configs[system]`` of its run): its model
+    (``model_id``), its parameters (``k1=1.5, b=0.75``; fusion weights ``0.25/0.75``) and its inputs; ``""`` when
+    nothing is recorded."""
+    if not isinstance(cfg, dict):
+        return ""
+    parts = []
+    emb = cfg.get("embedder")
+    if isinstance(emb, dict) and (emb.get("model_id") or emb.get("model")):
+        parts.append(f"model {emb.get('model_id') or emb.get('model')}")
+    params = cfg.get("params")
+    if isinstance(params, dict):
+        for k, v in params.items():
+            if isinstance(v, list):
+                v = "/".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v)
+            elif isinstance(v, float):
+                v = f"{v:g}"
+            parts.append(f"{k}={v}")
+    if cfg.get("input_names"):
+        parts.append("of " + "+".join(str(x) for x in cfg["input_names"]))
+    return "; ".join(parts)
+
+
 def systems_table(data: ReportData, slice_name: str = "all") -> str:
     """The systems x metrics table of one slice (means with 95 % CR2 intervals)."""
     entries = [e for e in data.entries if slice_name in e.summary]
@@ -96,7 +119,9 @@ def systems_table(data: ReportData, slice_name: str = "all") -> str:
         s = e.summary[slice_name]
         cells = "".join(mean_cell(e.overall(m, slice_name)) for m in metrics)
         cls = " class='base'" if data.baseline is e else ""
-        rows.append(f"<tr{cls}><td>{esc(e.label)}</td><td>{s.n_questions}</td><td>{s.n_clusters}</td>{cells}</tr>")
+        opts = system_options(e.run.manifest.system_configs.get(e.system))
+        name = esc(e.label) + (f"<br><span class='note'>{esc(opts)}</span>" if opts else "")
+        rows.append(f"<tr{cls}><td>{name}</td><td>{s.n_questions}</td><td>{s.n_clusters}</td>{cells}</tr>")
     shown = _cr2s(e.overall(m, slice_name) for e in entries for m in metrics)
     return (
         f"<table class='systems' id='table-systems-{esc(slice_name)}'><thead><tr><th class='l'>system</th>"
