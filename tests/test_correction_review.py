@@ -24,8 +24,9 @@ from harness.evaluation.pipeline import run
 from harness.goldset.corrections import correct_goldset, read_correction_file
 from harness.goldset.diff import diff_values
 from harness.goldset.io import load_goldset
-from harness.report.validation import render
+from harness.report.validation import impact_text_lines, render
 from harness.report.validation_diff import change_text, diff_markdown_lines
+from harness.report.validation_markdown import impact_markdown_lines
 from harness.validate import validate
 from harness.validate.figures import extract_figures, unsupported_figures
 
@@ -230,6 +231,14 @@ def test_impact_rescores_the_stored_rankings_against_old_and_new(fx, tmp_path):
         if v["questions_changed"] == 0:
             assert v["interval"] == {"low": 0.0, "high": 0.0} and v["diff"] == 0.0
     assert mrr["interval"]["low"] <= mrr["diff"] <= mrr["interval"]["high"]
+    # the renderings name the changed question with old -> new, and fold the unchanged metrics into one line
+    text = "\n".join(impact_text_lines(imp))
+    assert f"(1 question(s) changed: SP-001 {old_mrr:.4f} -> {1 / rank:.4f})" in text
+    unchanged = [m for m, v in imp["runs"][0]["systems"]["bm25"].items() if not v["questions_changed"]]
+    assert f"unchanged ({len(unchanged)}): {', '.join(unchanged)}" in text
+    assert all(f"      {m}:" not in text for m in unchanged)
+    mdtext = "\n".join(impact_markdown_lines(imp))
+    assert f"SP-001 {old_mrr:.4f} → {1 / rank:.4f}" in mdtext and "which (old → new)" in mdtext
 
 
 def test_impact_refuses_a_run_scored_against_another_gold_set(fx, tmp_path):

@@ -218,7 +218,8 @@ def test_apply_writes_a_new_minor_version_only_when_valid(fx, tmp_path):
     assert res.written and res.exit_code == 0 and res.out_dir == out
     assert res.version == "1.1.0" and res.records_changed == ["SP-001"]
     assert tree(ds) == before  # input untouched
-    assert sorted(tree(out)) == ["README.md", "tiny.jsonl", "tiny.meta.json"]
+    assert sorted(tree(out)) == ["README.md", "corrections/fix.jsonl", "tiny.jsonl", "tiny.meta.json"]
+    assert (out / "corrections" / "fix.jsonl").read_bytes() == corr.read_bytes()  # the applied file is kept
     readme = (out / "README.md").read_text()
     assert readme.startswith("how it was built\n\n## Statistics (generated)\n") and "Tiny Eval 1.1.0" in readme
     # untouched records keep their bytes; the corrected one changed only in its quote
@@ -239,6 +240,7 @@ def test_apply_writes_a_new_minor_version_only_when_valid(fx, tmp_path):
             "author": None,
             "description": None,
             "lines": [{"line": 1, "id": "SP-001", "rationale": None}],
+            "kept_as": "corrections/fix.jsonl",
         }
     ]
     assert entry["previous_records_sha256"] == sha256_file(ds / "tiny.jsonl")
@@ -257,6 +259,22 @@ def test_apply_writes_a_new_minor_version_only_when_valid(fx, tmp_path):
     assert res2.version == "1.2.0" and [e["version"] for e in man2["changelog"]] == ["1.1.0", "1.2.0"]
     assert man2["changelog"][-1]["validation"]["corpus_rules"] == "not checked: --structural-only (no corpus)"
     assert man2["changelog"][-1]["validation"]["structural_only"] is True
+    assert sorted(tree(tmp_path / "v1.2" / "corrections")) == ["fix.jsonl", "fix2.jsonl"]
+    # a file of the same name but other bytes does not replace the one the old version keeps
+    (tmp_path / "other").mkdir()
+    corr3 = write_correction(
+        tmp_path / "other" / "fix.jsonl",
+        [{"id": "MO-001", "patch": [{"op": "replace", "path": "/difficulty", "value": "easy"}]}],
+    )
+    res3 = apply_correction(
+        tmp_path / "v1.2", corr3, tmp_path / "v1.3", structural_only=True, contract=fx.validators, today=TODAY
+    )
+    assert res3.written
+    kept = tree(tmp_path / "v1.3" / "corrections")
+    assert sorted(kept) == ["fix-1.3.0.jsonl", "fix.jsonl", "fix2.jsonl"]
+    assert kept["fix.jsonl"] == corr.read_bytes() and kept["fix-1.3.0.jsonl"] == corr3.read_bytes()
+    man3 = json.loads((tmp_path / "v1.3" / "tiny.meta.json").read_text())
+    assert man3["changelog"][-1]["corrections"][0]["kept_as"] == "corrections/fix-1.3.0.jsonl"
 
 
 def test_apply_refuses_existing_or_nested_output_and_no_op_corrections(fx, tmp_path):

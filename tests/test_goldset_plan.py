@@ -71,12 +71,12 @@ def test_paired_hansen_hurwitz_equals_r_survey_and_the_closed_form():
 def test_paired_hansen_hurwitz_invariants(values, k, shift):
     d = np.asarray(values)
     draws = np.arange(d.size) % k
-    a = np.zeros(d.size)
-    iv = paired(a, d, draws, method="hansen_hurwitz")
-    back = paired(d, a, draws, method="hansen_hurwitz")
+    a = np.full(d.size, -2.0)  # off [0, 1]: the arithmetic unclipped (a unit metric's difference is clipped to [-1, 1])
+    iv = paired(a, d + a, draws, method="hansen_hurwitz")
+    back = paired(d + a, a, draws, method="hansen_hurwitz")
     assert back.estimate == pytest.approx(-iv.estimate, abs=1e-12)
     assert back.lower == pytest.approx(-iv.upper, abs=1e-12) and back.upper == pytest.approx(-iv.lower, abs=1e-12)
-    moved = paired(a, d + shift, draws, method="hansen_hurwitz")
+    moved = paired(a, d + a + shift, draws, method="hansen_hurwitz")
     assert moved.estimate == pytest.approx(iv.estimate + shift, abs=1e-12)
     assert moved.upper - moved.lower == pytest.approx(iv.upper - iv.lower, abs=1e-9)
     ref = _closed_form(d, draws)

@@ -81,6 +81,16 @@ CASES = [
     ("known-item", "--docs-per-sample", "1", "1 must be an integer >= 2"),
     ("coverage", "--docs-per-sample", "5,0", "0 (in '5,0') must be an integer >= 2"),
     ("coverage", "--threads", "0", "0 must be an integer >= 1"),
+    ("show", "--around", "-1", "-1 must be an integer >= 0"),
+    ("goldset split", "--seed", "-1", "-1 must be an integer >= 0"),
+    ("goldset plan", "--documents", "1", "1 must be an integer >= 2"),
+    ("goldset plan", "--seed", "-1", "-1 must be an integer >= 0"),
+    ("goldset plan", "--chunk-words", "0", "0 must be an integer >= 1"),
+    ("goldset plan", "--query-words", "0", "0 must be an integer >= 1"),
+    ("known-item", "--sample", "1", "1 must be an integer >= 2"),
+    ("known-item", "--seed", "-1", "-1 must be an integer >= 0"),
+    ("goldset split", "--dev-fraction", "1", "1.0 must be a finite number in (0, 1)"),
+    ("goldset split", "--dev-fraction", "nan", "nan must be a finite number in (0, 1)"),
 ]
 
 #: Numeric options given as text (comma lists or grids), walked like the int and float ones.
@@ -133,6 +143,9 @@ def inputs(tmp_path_factory) -> dict[str, list]:
             tmp / "queries.tsv",
         ],
         "compare": ["compare", rec, rec],
+        "show": ["show", "ley-a#0", "--corpus", corpus],
+        "goldset split": ["goldset", "split", gs, "--out", out, "--seed", "0"],
+        "goldset plan": ["goldset", "plan", "--corpus", corpus, "--out", out],
         "gate": ["gate", "--baseline", rec, "--candidate", rec, "--verdict", out],
         "power": ["power", "--run", rec],
         "report": ["report", rec, "--out", out],

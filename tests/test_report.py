@@ -452,7 +452,7 @@ def test_baseline_by_label_or_run_folder(full_inputs, tmp_path: Path):
 def test_repeated_system_names_are_labelled_by_run(full_inputs, tmp_path: Path):
     again = add_perturbed_systems(full_inputs["base"], tmp_path, "again", {"vector": 0.3})
     d = build_report([full_inputs["base"], again], reps=200)
-    assert d.labels == ["base:bm25", "again:bm25", "vector"]
+    assert d.labels == ["base:bm25", "again:bm25", "again:vector"]  # every label, once a name repeats
     assert d.baseline.label == "base:bm25"
     same = next(r for r in d.paired if r.label == "again:bm25" and r.metric == "mrr")
     assert same.diff == 0.0 and same.questions["ties"] == 3  # the same rankings re-scored

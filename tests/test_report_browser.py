@@ -127,6 +127,32 @@ def test_report_renders_in_headless_chromium(tmp_path: Path):
     check_figures(layout, FIGURE_IDS.values())
 
 
+def test_a_thirteen_system_three_run_report_renders_readably_in_headless_chromium(tmp_path: Path):
+    """The trial's unreadable case (14 systems, 3 runs): the category chart becomes a heat table that keeps a
+    readable size, and each system's interval plot is drawn; screenshot kept beside the report."""
+    chromium()
+    base, _gs, _corpus = make_base_run(tmp_path)
+    six = add_perturbed_systems(base, tmp_path / "runs", "six", keep_base=True, seed=1)
+    cand = add_perturbed_systems(
+        base, tmp_path / "runs", "cand1", {"vector": 0.7, "rrf": 0.4, "w0.5": 0.5, "w0.6": 0.45, "mine": 0.2}, seed=2
+    )
+    report = write_report([base, six, cand], tmp_path / "report.html")
+    check_first_screen(screenshot(report, tmp_path / "first.png", tmp_path / "profile"))
+    layout = figure_layout(report, tmp_path / "profile")
+    check_figures(layout, [FIGURE_IDS["systems"], FIGURE_IDS["category"], FIGURE_IDS["forest"]])
+    # 13+ rows: each system row of the heat table and of the interval plot at least 18 px high
+    n = len(set(load_labels(report)))
+    assert layout[FIGURE_IDS["category"]]["height"] >= 18 * n and layout[FIGURE_IDS["systems"]]["height"] >= 18 * n
+
+
+def load_labels(report: Path) -> list[str]:
+    """The system labels of the report's systems table (the first cell of each body row)."""
+    import re
+
+    table = report.read_text("utf-8").split("id='table-systems-all'", 1)[1].split("</table>", 1)[0]
+    return re.findall(r"<tr(?: class='base')?><td>([^<]+)(?:<br>|</td>)", table)
+
+
 def _six_system_runs() -> list[Path]:
     """Run records under ``runs/`` (``runs/baselines/`` included) holding six or more systems, newest first."""
     env = os.environ.get("HARNESS_REPORT_RUN")

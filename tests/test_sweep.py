@@ -402,13 +402,15 @@ def test_cli_shows_the_inputs_on_test_in_every_format(tmp_path):
 
     run = write_run(tmp_path, questions())
     cli = CliRunner()
-    r = cli.invoke(app, ["sweep", "--run", str(run), "--fusion", "rrf", "--k", "1,60"])
+    # --level: the single-metric sweep (the multi-metric one, the default, is tested in test_sweep_multi.py)
+    one = ["--level", "document"]
+    r = cli.invoke(app, ["sweep", "--run", str(run), "--fusion", "rrf", "--k", "1,60", *one])
     assert r.exit_code == 0, r.output
     text = r.stdout
     assert "(chosen)" in text and "bm25" in text and "vector" in text and "chosen - system" in text
-    r = cli.invoke(app, ["sweep", "--run", str(run), "--format", "markdown"])
+    r = cli.invoke(app, ["sweep", "--run", str(run), "--format", "markdown", *one])
     assert r.exit_code == 0 and "| test | 3 | vector | 0.8333 |" in r.stdout and "w0.65 (chosen)" in r.stdout
-    r = cli.invoke(app, ["sweep", "--run", str(run), "--format", "json"])
+    r = cli.invoke(app, ["sweep", "--run", str(run), "--format", "json", *one])
     env = json.loads(r.stdout)
     assert env["schema_version"] == 2 and env["data"]["test"][2]["diff"] == pytest.approx(-1 / 6)
     # 3 test clusters: the few-cluster warnings are in the output and on stderr

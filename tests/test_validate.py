@@ -19,6 +19,7 @@ from harness.corpus.ingest import scan_corpus
 from harness.corpus.quotes import check_quote, closest_match
 from harness.corpus.view import open_corpus
 from harness.errors import HarnessInputError
+from harness.goldset.io import load_goldset
 from harness.report.validation import render
 from harness.validate import (
     RULE_INFO,
@@ -329,6 +330,11 @@ def test_valid_set_passes_every_rule_with_corpus(fx):
     assert r.corpus["chunker"] == "md-words-v1" and r.corpus["documents_chunked"] == 3
 
 
+def fx_records(report, qid: str):
+    """The gold documents of record ``qid`` of the set a report was made on."""
+    return load_goldset(report.dataset["path"]).by_id()[qid].gold_documents
+
+
 def test_without_corpus_the_corpus_rules_are_not_checked_never_passed(fx):
     r = fx.run(corpus=False)
     assert r.exit_code == 0 and r.corpus is None
@@ -338,6 +344,8 @@ def test_without_corpus_the_corpus_rules_are_not_checked_never_passed(fx):
                 assert res.status == "not_checked"
                 assert res.findings[0].message == "corpus unavailable"
             elif res.code == "V030" and rec.category != "multi_document":
+                assert res.status == "not_applicable" and res.checks == 0
+            elif res.code == "V035" and not any(g.alternatives for g in fx_records(r, rec.id)):
                 assert res.status == "not_applicable" and res.checks == 0
             else:
                 assert res.status == "pass"
@@ -1000,13 +1008,14 @@ def test_rule_registry_codes_names_scopes_in_code_order():
         ("V032", "as-of-date", "record", False),
         ("V033", "evidence-present", "record", False),
         ("V034", "answer-figures-quoted", "record", False),
+        ("V035", "alternatives-consistent", "record", False),
     ]
     assert RULE_INFO[0].description == "each quote is one contiguous span of its cited chunk (normalised)"
     modules = {code: fn.__module__.rsplit(".", 1)[1] for code, (_, fn) in RULES.items()}
     assert {m: sorted(c for c, mm in modules.items() if mm == m) for m in set(modules.values())} == {
         "corpus": ["V001", "V002", "V003", "V004", "V005"],
         "contract": ["V010", "V011", "V012", "V013", "V014", "V015", "V016", "V017"],
-        "records": ["V020", "V021", "V030", "V031", "V032", "V033", "V034"],
+        "records": ["V020", "V021", "V030", "V031", "V032", "V033", "V034", "V035"],
     }
     table = rules_table()
     assert all(f"{i.code}  {i.name}" in table for i in RULE_INFO) and table in (rules_pkg.__doc__ or "")

@@ -124,3 +124,40 @@ def embed(
             else f"; rescore M={opts.rescore}: every float vector cached ({floats / 2**20:.1f} MiB in memory)"
         )
     )
+
+
+@app.command()
+def show(
+    chunk_id: str = typer.Argument(..., help="Chunk id: <document id>#<index> (as gold sets and runs cite it)."),
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (read only)."),
+    around: int = typer.Option(
+        0, "--around", help="Also show this many chunks before and after it.", callback=at_least(0)
+    ),
+    chunker: str = typer.Option("md-words-v1", "--chunker", help="Chunker whose chunk ids CHUNK_ID uses."),
+    as_json: bool = typer.Option(False, "--json", help="Print the chunk(s) as JSON."),
+) -> None:
+    """Print a chunk's text and heading path (and its neighbours with --around); control characters escaped."""
+    import json
+
+    from rich.text import Text
+
+    from harness.corpus.lookup import lookup_chunk, visible
+
+    res = lookup_chunk(corpus, chunk_id, chunker=chunker, around=around)
+    if as_json:
+        console.out(visible(json.dumps(res.to_dict(), ensure_ascii=False, indent=2)), highlight=False)
+        return
+    head = f"{res.doc_id}: {res.title or '(no title)'}; {res.path}; {res.date or 'no date'}; "
+    head += f"{res.n_chunks} chunks under {res.chunker}"
+    console.print(Text(visible(head)), soft_wrap=True)
+    for c in res.chunks:
+        mark = "▶ " if c.index == res.index else "  "
+        path = " > ".join(c.heading_path) or "(no heading)"
+        console.print(
+            Text(
+                visible(f"\n{mark}{c.chunk_id}  [{path}]  {c.n_words} words, characters {c.char_start}-{c.char_end}"),
+                style="bold" if c.index == res.index else "dim",
+            ),
+            soft_wrap=True,
+        )
+        console.print(Text(visible(c.text)), soft_wrap=True)

@@ -1,4 +1,4 @@
-"""Gold-set verbs: validate, goldset apply, goldset resolve, goldset import, goldset plan."""
+"""Gold-set verbs: validate, goldset apply, goldset resolve, goldset import, goldset plan, goldset split."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli._checks import at_least
+from harness.cli._checks import at_least, number
 from harness.cli._common import (
     FORMAT,
     JSON_ALIAS,
@@ -302,3 +302,51 @@ def goldset_plan(
         query_words=query_words,
     )
     emit("goldset-plan", res, fmt, result_out, path=res.out_dir, field="--result-out")
+
+
+@goldset_app.command("split")
+def goldset_split(
+    dataset: Path = typer.Argument(..., help="Dataset folder (never modified)."),
+    out: Path = typer.Option(..., "--out", help="New dataset folder (must not exist)."),
+    seed: int = typer.Option(
+        ..., "--seed", help="Seed of the assignment (the same seed gives the same split).", callback=at_least(0)
+    ),
+    dev_fraction: float = typer.Option(
+        0.5,
+        "--dev-fraction",
+        help="Share of questions on dev, in (0, 1).",
+        callback=number(0, 1, open_lower=True, open_upper=True),
+    ),
+    contract: Path = typer.Option(
+        None, "--contract", help="Contract file or folder (default: the input's, as validate finds it)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the assignment summary as JSON instead of text."),
+) -> None:
+    """Assign dev/test splits, whole clusters (questions sharing a gold document) on one side, categories balanced.
+
+    Writes the set as a new minor version (records and manifest carry the split; change log names the seed). Exit 0
+    written, 1 the new set fails its contract (nothing written), 2 unusable input.
+    """
+    from harness.curation.splitset import write_split
+    from harness.report.validation import render
+
+    res = write_split(dataset, out, seed=seed, dev_fraction=dev_fraction, contract=contract)
+    if res.out_dir is None:
+        render(res.report, console)
+        _say("not written: the split set does not meet its contract")
+        raise typer.Exit(1)
+    if as_json:
+        import json
+
+        console.out(json.dumps(res.to_dict(), ensure_ascii=False, indent=2), highlight=False)
+        raise typer.Exit(0)
+    plan = res.plan
+    cats = "; ".join(f"{c} {v['dev']}/{v['test']}" for c, v in plan.per_category.items())
+    _say(
+        f"wrote {res.out_dir} (version {res.version}): dev {sum(v['dev'] for v in plan.per_category.values())}, "
+        f"test {sum(v['test'] for v in plan.per_category.values())} questions; clusters dev {plan.clusters['dev']}, "
+        f"test {plan.clusters['test']} (of {plan.n_clusters}, each on one side); per category dev/test: {cats}; "
+        f"imbalance {plan.cost:g}; seed {plan.seed}"
+    )
+    if plan.replaced:
+        notice(f"note: {plan.replaced} question(s) had another split before; the new folder carries the new one")

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import typer
 
 from harness.cli._checks import at_least, number
-from harness.cli._common import FORMAT, JSON_ALIAS, OUT, app, emit, output_format, renamed
+from harness.cli._common import FORMAT, JSON_ALIAS, OUT, app, emit, err_console, output_format, renamed
 from harness.errors import HarnessError, HarnessInputError
 
 ALLOW_UNHASHED = typer.Option(
@@ -256,32 +256,71 @@ def power(
 @app.command()
 def sweep(
     run: Path = typer.Option(..., "--run", help="Run record holding the systems to fuse."),
-    fusion: str = typer.Option("wsum", "--fusion", help="Fusion method of the registry: wsum, rrf or mnz."),
+    fusion: str = typer.Option(
+        "wsum", "--fusion", help="Fusion method(s) of the registry: wsum, rrf, mnz, or several: wsum,rrf,mnz."
+    ),
     inputs: str = typer.Option("bm25,vector", "--inputs", help="The systems of the run to fuse, A,B (wsum: W on A)."),
     w: str = typer.Option(None, "--w", help="wsum weight grid start:stop:step or a comma list (default 0:1:0.05)."),
-    k: str = typer.Option(None, "--k", help="rrf k grid start:stop:step or a comma list (default 5:100:5)."),
+    k: str = typer.Option(
+        None, "--k", help="rrf k grid start:stop:step or a comma list (default: 5 to 100 in steps of 5)."
+    ),
     metric: str = typer.Option("mrr", help="Metric id chosen on (any of harness.metrics)."),
-    level: str = typer.Option(None, help="document or chunk (default: the metric's level)."),
+    constraint: list[str] = typer.Option(
+        None,
+        "--constraint",
+        help="METRIC:MARGIN (repeatable): exclude settings that lose more than MARGIN on METRIC against the best "
+        "input on dev (e.g. evidence_recall@10:0.02).",
+    ),
+    level: str = typer.Option(
+        None, help="document or chunk: the single-metric sweep at one level (default: every metric, both levels)."
+    ),
     goldset: Path = typer.Option(None, "--goldset", help="Gold set (default: the path recorded in the run)."),
+    plot: Path = typer.Option(
+        None, "--plot", help="Also write the dev curves with their interval bands as an SVG file (atomically)."
+    ),
     fmt: str = FORMAT,
     out: str = OUT,
     as_json: bool = JSON_ALIAS,
 ) -> None:
-    """Choose a fusion setting on the dev split; report it on the test split beside each of its inputs alone."""
-    from harness.evaluation.sweep import sweep as do_sweep
+    """Choose a fusion setting on the dev split; report it on the test split on every metric of the compare set,
+    beside each of its inputs alone, with the settings the constraints excluded and the trade-offs in words.
 
-    fmt = output_format(fmt, as_json, out=out, kind="sweep")
+    With --level, the single-metric sweep of one method at that level (the dev curve in full)."""
+    from harness.evaluation.sweep import sweep as do_sweep
+    from harness.evaluation.sweep_multi import multi_sweep
+
+    fmt = output_format(fmt, as_json, out=out, kind="sweep" if level is not None else "sweep-multi")
+    methods = [x.strip() for x in fusion.split(",") if x.strip()]
     for flag, value, method in (("--w", w, "wsum"), ("--k", k, "rrf")):
-        if value is not None and fusion != method:
+        if value is not None and method not in methods:
             raise HarnessError(f"{flag}: applies to --fusion {method} only (got --fusion {fusion})")
-    grid = w if fusion == "wsum" else k
-    res = do_sweep(
+    names = [x for x in inputs.split(",") if x.strip()]
+    if plot is not None:
+        from harness.report.formats import check_output
+
+        check_output(plot, field="--plot")
+    if level is not None:
+        if len(methods) != 1 or constraint or plot is not None:
+            raise HarnessError(
+                "--level: the single-metric sweep takes one --fusion method and no --constraint or --plot"
+            )
+        grid = w if methods[0] == "wsum" else k
+        res = do_sweep(run, grid, metric, level, goldset_path=goldset, fusion=methods[0], inputs=names)
+        emit("sweep", res, fmt, out)
+        return
+    res = multi_sweep(
         run,
-        grid,
-        metric,
-        level,
+        fusions=methods,
+        metric=metric,
+        constraints=constraint or (),
+        grids={"wsum": w, "rrf": k},
         goldset_path=goldset,
-        fusion=fusion,
-        inputs=[x for x in inputs.split(",") if x.strip()],
+        inputs=names,
     )
-    emit("sweep", res, fmt, out)
+    if plot is not None:
+        from harness.report.sweep_plot import write_dev_curve
+
+        write_dev_curve(res, plot)
+    emit("sweep-multi", res, fmt, out)
+    if plot is not None:
+        err_console.print(f"wrote {plot}", highlight=False, markup=False)

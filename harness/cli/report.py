@@ -42,6 +42,9 @@ def report(
     category: list[str] = typer.Option(
         None, "--category", help="Report only these categories (comma-separated); summaries are recomputed on them."
     ),
+    split: str = typer.Option(
+        "all", "--split", help="Questions reported: all, dev or test (the gold set's split field), as compare's."
+    ),
 ) -> None:
     """Write one report (HTML with inline SVG figures, or Markdown) from run records only."""
     from harness.evaluation.metric_choice import chosen_metrics
@@ -62,6 +65,7 @@ def report(
         known_item=known_item,
         coverage=coverage,
         metrics=metrics or None,
+        split=split,
     )
     if path is not None:
         err_console.print(f"wrote {path}", highlight=False)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.errors import HarnessInputError
 from harness.goldset.readme import regenerate_readme
-from harness.io import atomic_directory
+from harness.io import atomic_directory, sha256_bytes
 from harness.validate.contract import Contract
 from harness.validate.core import Corrections, ImpactHook, validate_correction
 from harness.validate.report import ValidationReport
@@ -73,6 +73,20 @@ def dataset_files(dataset_dir: Path) -> list[Path]:
     return sorted(out)
 
 
+def _kept_names(files: list[Path], src_root: Path, corrected) -> list[str]:
+    """The name each applied correction file is kept under in the new version's ``corrections/`` folder: its own
+    name, unless the old version already holds another file of that name (then ``<stem>-<new version><suffix>``)."""
+    taken = {f.relative_to(src_root).as_posix(): f for f in files}
+    out: list[str] = []
+    for cf in corrected.files:
+        name = cf.path.name
+        old = taken.get(f"corrections/{name}")
+        if (old is not None and sha256_bytes(old.read_bytes()) != cf.sha256) or name in out:
+            name = f"{cf.path.stem}-{corrected.new_version}{cf.path.suffix}"
+        out.append(name)
+    return out
+
+
 def apply_correction(
     dataset_dir: str | Path,
     correction_file: Corrections,
@@ -103,7 +117,9 @@ def apply_correction(
         :class:`ApplyResult`; ``written`` is true only when the corrected set validated (exit code 0). The new
         folder holds the corrected records, the manifest (new version, records sha256, change log with every
         correction file's author, description and line rationales), the README with its statistics section
-        regenerated from the new records (:mod:`harness.goldset.readme`), and every other file copied.
+        regenerated from the new records (:mod:`harness.goldset.readme`), every other file copied, and each applied
+        correction file kept in ``corrections/`` (its own name, or ``<stem>-<version><suffix>`` when the old version
+        holds another file of that name; the change-log entry names it in ``kept_as``).
 
     Raises:
         HarnessInputError: unusable input (see :func:`~harness.goldset.corrections.correct_goldset`,
@@ -145,6 +161,9 @@ def apply_correction(
         "structural_only": structural_only,
         "warnings": len(report.warnings()),
     }
+    kept = _kept_names(files, src_root, corrected)
+    for item, name in zip(entry.get("corrections") or [], kept, strict=False):
+        item["kept_as"] = f"corrections/{name}"
     gs = corrected.original
     assert gs.manifest_path is not None
     rel_records = gs.records_path.resolve().relative_to(src_root.resolve())
@@ -162,6 +181,12 @@ def apply_correction(
         (tmp / rel_manifest).write_text(
             json.dumps(corrected.manifest_raw, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
         )
+        (tmp / "corrections").mkdir(exist_ok=True)
+        for cf, name in zip(corrected.files, kept, strict=True):
+            data = cf.path.read_bytes()
+            if sha256_bytes(data) != cf.sha256:
+                raise HarnessInputError(f"{cf.path}: changed while it was applied (sha256 differs); apply it again")
+            (tmp / "corrections" / name).write_bytes(data)
         old_readme = src_root / rel_readme
         text = old_readme.read_text(encoding="utf-8") if old_readme.is_file() else None
         (tmp / rel_readme).write_text(regenerate_readme(text, corrected.goldset), encoding="utf-8", newline="\n")

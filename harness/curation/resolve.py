@@ -34,13 +34,14 @@ CLI: 0 written, 1 resolved but a validation rule fails (nothing written), 2 a pr
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import Field, StrictInt, ValidationError
 
 from harness.corpus.chunker import Chunk
-from harness.corpus.quotes import check_quote, choose_occurrence, closest_chunk, quote_occurrences
+from harness.corpus.quotes import Occurrence, check_quote, choose_occurrence, closest_chunk, quote_occurrences
 from harness.corpus.view import CorpusView, DocChunks, common_heading_path, open_corpus
 from harness.curation.build import BuiltDataset, dataset_manifest, starter_contract, write_dataset
 from harness.errors import HarnessInputError
@@ -49,7 +50,45 @@ from harness.goldset.schema import Evidence, GoldDocument, GoldRecord, Id
 from harness.io import read_jsonl, sha256_file
 from harness.validate.contract import Contract, load_contract, major_of
 
-__all__ = ["DraftRecord", "ResolveError", "Resolved", "resolve_goldset", "resolve_records"]
+__all__ = [
+    "DraftRecord",
+    "ResolveError",
+    "Resolved",
+    "folded_occurrences",
+    "resolve_goldset",
+    "resolve_records",
+]
+
+LINE_MARKERS = r"(?:>+|[-+\u2022])"
+"""A Markdown line marker as it stands in the chunker's normalised text (:func:`harness.corpus.chunker.
+normalize_text` turns the line break before it into a space and keeps it): a blockquote opener ``>`` (``>>``
+nested; the opener ``md-legal-v1``'s PREFIX skips) or a list bullet ``-``, ``+``, ``•`` (``*`` bullets are already
+removed by the normaliser, as all ``*`` are)."""
+
+
+def folded_occurrences(doc: DocChunks, quote_norm: str) -> list[Occurrence]:
+    """Occurrences of a normalised quote that match once the document's line markers are folded away.
+
+    A quote copied from rendered Markdown has no ``>`` blockquote markers and no list bullets, while the chunk text
+    (normalised by the chunker's own :func:`~harness.corpus.chunker.normalize_text`) keeps them as separate tokens
+    (``... fracción I; > II. ...``). Between two words of the quote this search lets any run of
+    :data:`LINE_MARKERS` tokens stand (and a ``>`` glued to the next word). The spans returned are spans of
+    :attr:`DocChunks.joined`, markers included, so the text cut from them is a contiguous span of the chunk (V001
+    holds for it). Called only when :func:`~harness.corpus.quotes.quote_occurrences` finds nothing.
+
+    Returns:
+        The occurrences in document order (``[]`` when none; non-overlapping, as :func:`re.finditer` gives).
+    """
+    words = quote_norm.split(" ")
+    if not quote_norm or not words:
+        return []
+    sep = f" (?:{LINE_MARKERS} )*>*"
+    rx = re.compile(sep.join(re.escape(w) for w in words))
+    return [
+        Occurrence(m.start(), m.end(), tuple(doc.chunks_of_span(m.start(), m.end())))
+        for m in rx.finditer(doc.joined)
+        if m.end() > m.start()
+    ]
 
 
 class DraftEvidence(Evidence):
@@ -134,6 +173,10 @@ def _resolve_quote(
         out.problems.append(f"{where}.quote: quote is empty after normalisation")
         return None
     occs = quote_occurrences(doc, q)
+    folded = False
+    if not occs:
+        occs = folded_occurrences(doc, q)
+        folded = bool(occs)
     if not occs:
         best = closest_chunk(doc, q)
         if best is None:
@@ -156,7 +199,10 @@ def _resolve_quote(
         )
         return None
     out.quotes += 1
-    if len(occ.chunks) == 1:
+    if len(occ.chunks) == 1 and folded:
+        c, part = occ.parts(doc)[0]
+        items = [{"chunk_id": c.chunk_id, "chunk_index": c.index, "quote": part, "source_quote": text}]
+    elif len(occ.chunks) == 1:
         c = occ.chunks[0]
         items = [{"chunk_id": c.chunk_id, "chunk_index": c.index, "quote": text}]
     else:
@@ -169,6 +215,11 @@ def _resolve_quote(
         return items  # already resolved (a set re-resolved under the same chunker)
     if why:
         out.notes.append(f"{where}.quote: {why}")
+    if folded:
+        out.notes.append(
+            f"{where}.quote: found once the chunk's Markdown line markers (> blockquote, list bullets) were folded; "
+            "the quote is stored as the chunk has it, the text as written in source_quote"
+        )
     if len(items) > 1:
         names = " and ".join(e["chunk_id"] for e in items)
         out.notes.append(

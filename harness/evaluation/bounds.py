@@ -23,7 +23,8 @@ class Bounds:
     Attributes:
         lower, upper: the bounds (``-inf`` / ``+inf`` for a side the method cannot bound, also when the record holds
             the clipped value).
-        lower_clipped, upper_clipped: the bound was clipped to [0, 1] (the method's raw bound lay beyond it).
+        lower_clipped, upper_clipped: the bound was clipped to the value's range ([0, 1]; [-1, 1] for a paired
+            difference; the method's raw bound lay beyond it).
 
     An interval is *degenerate* when it has zero width (``lower == upper``, both finite): all clusters gave the same
     value, and the interval measures no precision.
@@ -71,11 +72,12 @@ def bounds(iv) -> Bounds | None:
     """The :class:`Bounds` of an interval given as a record (``IntervalRecord``, :class:`harness.stats.Interval`), its
     dict (``lower``, ``upper``, ``extras``), a ``(lower, upper)`` tuple, a :class:`Bounds`, or ``None``.
 
-    Clipping comes from ``extras["clipped"]`` (set by every interval function that clips to [0, 1]): a bound at 0
-    (or 1) of a clipped interval is marked clipped. A side the method cannot bound is stored clipped as 0 or 1; it is
-    restored to ``-inf`` / ``+inf``: for the bootstrap-t exactly, from ``extras["t_quantiles"]`` (an infinite
-    quantile gives the infinite bound); for another method whose warnings say a bound is infinite, the clipped
-    bound(s) at 0 / 1.
+    Clipping comes from ``extras["clipped"]`` (set by every interval function that clips to [0, 1], and by
+    :func:`harness.stats.paired` that clips a difference to ``extras["range"]`` = [-1, 1]): a bound at the range's
+    low (or high) end of a clipped interval is marked clipped. A side the method cannot bound is stored clipped as
+    0 or 1; it is restored to ``-inf`` / ``+inf``: for the bootstrap-t exactly, from ``extras["t_quantiles"]`` (an
+    infinite quantile gives the infinite bound); for another method whose warnings say a bound is infinite, the
+    clipped bound(s) at 0 / 1.
     """
     if iv is None or isinstance(iv, Bounds):
         return iv
@@ -88,7 +90,8 @@ def bounds(iv) -> Bounds | None:
     lower, upper = float(lower), float(upper)
     if not extras.get("clipped") or lower == upper:
         return Bounds(lower, upper)
-    at_lo, at_hi = lower == 0.0, upper == 1.0
+    lo_end, hi_end = (float(x) for x in extras.get("range") or (0.0, 1.0))
+    at_lo, at_hi = lower == lo_end, upper == hi_end
     tq = extras.get("t_quantiles")
     if isinstance(tq, (list, tuple)) and len(tq) == 2:
         lo_inf, hi_inf = at_lo and float(tq[1]) == math.inf, at_hi and float(tq[0]) == -math.inf

@@ -90,7 +90,9 @@ class ComparisonReport:
     """Everything ``harness compare`` prints.
 
     Attributes:
-        run_a, run_b: the run folders; clustering: ``{"mode", "n_clusters", "warning"}`` of the baseline run.
+        run_a, run_b: the run folders; clustering: ``{"mode", "n_clusters"}`` of the baseline run; on a split,
+            ``n_clusters`` counts the clusters the intervals use (those of the split's questions) and
+            ``n_clusters_run`` the run's.
         split: ``all``, ``dev`` or ``test``; method, method_label, level: the paired interval method and its level.
         comparisons: one :class:`MetricComparison` per (pair, metric).
         notes: what was not compared and why; warnings: few-cluster warnings (deduplicated).
@@ -203,6 +205,7 @@ def compare_runs(
                         "upper": civ.upper,
                         "df": civ.df,
                         "warnings": civ.warnings,
+                        "extras": {k: civ.extras[k] for k in ("clipped", "range") if k in civ.extras},
                     }
                 per_cat[c] = entry
             group.append(
@@ -249,10 +252,13 @@ def compare_runs(
     warnings = list(dict.fromkeys(w for c in out for w in c.warnings))
     if a.manifest.clusters.warning and split == "all":
         warnings.append(a.manifest.clusters.warning)
+    clustering = _cluster_info(a)
+    if split != "all" and out:  # the clusters the intervals use: those of the split's questions
+        clustering |= {"n_clusters": out[0].clusters["n"], "n_clusters_run": clustering["n_clusters"]}
     return ComparisonReport(
         run_a=str(a.path),
         run_b=str(b.path),
-        clustering=_cluster_info(a),
+        clustering=clustering,
         comparisons=out,
         notes=notes,
         split=split,

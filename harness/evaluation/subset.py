@@ -30,7 +30,15 @@ if TYPE_CHECKING:
     from harness.evaluation.runs import RunRecord
     from harness.goldset.io import GoldSet
 
-__all__ = ["Subset", "load_report_runs", "load_restricted", "restrict_goldset", "restrict_run", "resummarise"]
+__all__ = [
+    "Subset",
+    "load_report_runs",
+    "load_restricted",
+    "restrict_goldset",
+    "restrict_run",
+    "restrict_split",
+    "resummarise",
+]
 
 _SHOWN = 10
 
@@ -275,3 +283,26 @@ def _subset_named(run: RunRecord) -> RunRecord:
     mode = f"{run.manifest.clusters.mode}, subset {sub['label']}"
     clusters = run.manifest.clusters.model_copy(update={"mode": mode})
     return replace(run, manifest=run.manifest.model_copy(update={"clusters": clusters}))
+
+
+def restrict_split(run: RunRecord, split: str) -> RunRecord:
+    """``run`` restricted to the questions of one split of its gold set (``harness report RUN --split test``): the
+    rows of the split's questions (the ``split`` recorded in each row: :func:`harness.evaluation.pairing.split_qids`)
+    and their clusters (:func:`restrict_run`), the summary recomputed over them (:func:`resummarise`: means, every
+    interval over the clusters actually used, counts), the clustering's mode left as the run's (the report's note names
+    the split). ``all`` returns ``run`` itself.
+
+    Raises:
+        HarnessInputError: an unknown split, or one holding no question of the run.
+    """
+    from harness.evaluation.pairing import split_qids
+
+    qids = split_qids(run, split)
+    if qids is None:
+        return run
+    order = [q for q in dict.fromkeys(r.qid for r in run.per_question) if q in qids]
+    sub = restrict_run(run, Subset(qids=tuple(order)))
+    clusters = sub.manifest.clusters.model_copy(update={"mode": run.manifest.clusters.mode})
+    extra = dict(sub.manifest.model_extra or {})
+    extra["subset"] = {**extra["subset"], "label": f"{split} split"}
+    return resummarise(replace(sub, manifest=sub.manifest.model_copy(update={"clusters": clusters, **extra})))

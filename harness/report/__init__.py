@@ -25,6 +25,7 @@ def write_report(
     known_item: str | Path | None = None,
     coverage: str | Path | None = None,
     metrics: Sequence[str] | None = None,
+    split: str = "all",
 ) -> Path | None:
     """Write a report of run records: one self-contained HTML file, or Markdown for a pull-request comment.
 
@@ -42,6 +43,8 @@ def write_report(
         metrics: the metrics of the paired differences and the gate column (the first); ``None``: the forest set
             and ``mrr``. A metric a run did not summarise must have been scored into it first
             (:func:`harness.evaluation.subset.load_report_runs`).
+        split: ``all``, ``dev`` or ``test``: the report over that split's questions only
+            (:func:`harness.report.model.build_report`).
 
     Returns:
         ``out`` as a :class:`~pathlib.Path`, or ``None`` when written to stdout.
@@ -57,7 +60,9 @@ def write_report(
     fmt = check_format(fmt, REPORT)
     check_output(out)
     chosen = {"compare_metrics": tuple(metrics), "gate_metric": metrics[0]} if metrics else {}
-    data = build_report(runs, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage, **chosen)
+    data = build_report(
+        runs, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage, split=split, **chosen
+    )
     return write_output(render_text(Result(REPORT, data), fmt), out)
 
 

@@ -51,7 +51,7 @@ CLIP_MARK = "\u1d9c"
 DEGENERATE = "degenerate"
 """Shown instead of the bounds of a zero-width interval (``1.000 [degenerate]``)."""
 LEGEND = {
-    "clipped": f"{CLIP_MARK} bound clipped to [0, 1] (the interval reached past it)",
+    "clipped": f"{CLIP_MARK} bound clipped to [0, 1] ([-1, 1] for a difference; the interval reached past it)",
     "infinite": "-inf / +inf: the method cannot bound that side (too few clusters)",
     "degenerate": f"[{DEGENERATE}]: zero-width interval (every cluster gave the same value); it measures nothing",
 }

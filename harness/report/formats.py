@@ -51,6 +51,7 @@ from harness.io import atomic_write_text
 from harness.report.junit import junit_xml
 from harness.report.markdown_verbs import render as markdown_of
 from harness.report.studies import render_known_item, render_sensitivity, render_study
+from harness.report.sweep_multi import render_terminal as render_multi_sweep
 from harness.report.tables import format_csv, format_tsv
 from harness.report.terminal import (
     print_warnings,
@@ -120,6 +121,7 @@ KINDS: dict[str, Kind] = {
     "gate": Kind(2, lambda v: v.to_dict()),
     "power": Kind(1, dict),
     "sweep": Kind(2, lambda res: res.to_dict()),
+    "sweep-multi": Kind(1, lambda res: res.to_dict()),
     "validation": Kind(1, lambda rep: rep.to_dict()),
     "goldset-apply": Kind(
         1,
@@ -151,6 +153,7 @@ _WARNINGS: dict[str, Callable[[Any], list[str]]] = {
     "gate": lambda v: list(v.warnings),
     "power": lambda plan: list(plan.get("warnings", [])),
     "sweep": lambda res: list(res.warnings),
+    "sweep-multi": lambda res: list(res.warnings),
 }
 
 
@@ -200,6 +203,7 @@ _TABLES: dict[str, Callable[[Any, Console], None]] = {
     "gate": render_gate,
     "power": render_power,
     "sweep": render_sweep,
+    "sweep-multi": lambda res, console: render_multi_sweep(res, console),
     "validation": lambda rep, console: _validation_table(rep, console),
     "goldset-apply": lambda res, console: _apply_table(res, console),
     "known-item": lambda res, console: console.print(render_known_item(res.summary)),

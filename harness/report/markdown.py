@@ -24,6 +24,7 @@ from harness.report.model import (
     provenance,
     rank_lists,
     rank_summary,
+    report_provenance,
 )
 from harness.stats.design_evidence import slice_design
 from harness.stats.methods import evidence_notes
@@ -43,7 +44,7 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[st
 
 
 def _header(data: ReportData) -> list[str]:
-    p = provenance(data.runs[0])
+    p = report_provenance(data.runs)
     gs = data.runs[0].manifest.goldset
     out = [
         f"### Retrieval report: {md(gs.name or '?')} v{md(gs.version or '?')}",
@@ -52,7 +53,10 @@ def _header(data: ReportData) -> list[str]:
         f"**model** {md(p['model'])} · **code** {md(p['code'])} · **date** {md(p['date'])}",
     ]
     if len(data.runs) > 1:
-        out += ["", "Runs: " + "; ".join(md(provenance(r)["run"]) for r in data.runs)]
+        out += [
+            "",
+            "Runs: " + "; ".join(f"{md(provenance(r)['run'])}: model {md(provenance(r)['model'])}" for r in data.runs),
+        ]
     for n in data.notes:
         out += ["", f"> **Warning:** {md(n)}"]
     return out

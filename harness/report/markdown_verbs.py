@@ -15,6 +15,7 @@ from harness.report.format import MISSING, Markup, diff_iv, fmt_iv, legend, md, 
 from harness.report.markdown import known_item_table, table
 from harness.report.regressions import regressions_markdown
 from harness.report.studies import sample_rows
+from harness.report.sweep_multi import markdown_lines as multi_sweep_markdown
 from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, run_slice, run_warnings, slice_intervals
 from harness.stats.design_evidence import slice_design
 from harness.stats.methods import evidence_notes, paired_evidence_note
@@ -393,6 +394,7 @@ _RENDERERS: dict[str, Callable[[Any, Path | None], list[str]]] = {
     "gate": _gate,
     "power": _power,
     "sweep": _sweep,
+    "sweep-multi": lambda res, path: multi_sweep_markdown(res, path),
     "validation": _validation,
     "goldset-apply": _apply,
     "known-item": _known_item,

@@ -21,8 +21,10 @@ from pathlib import Path
 from harness.errors import HarnessInputError
 from harness.evaluation.chunkers import chunkers_differ, metrics_across_chunkers
 from harness.evaluation.compare import CategoryInterval, PairedRow, category_intervals, paired_table
+from harness.evaluation.pairing import check_split
 from harness.evaluation.record import MetricSummary, QuestionRow, SliceSummary
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
+from harness.evaluation.subset import restrict_split
 from harness.goldset.schema import CATEGORIES
 from harness.io import read_json, read_jsonl, sha256_file
 from harness.metrics import DEFAULT_KS, METRIC_SETS
@@ -40,7 +42,8 @@ class Entry:
     """One system of one run, as shown in the report.
 
     Attributes:
-        label: unique display name (the system name, or ``run_id:system`` when names repeat across runs).
+        label: unique display name (the system name, or ``run_id:system`` for every system when a name repeats
+            across runs).
         run: the run record.
         system: the system name inside the run.
     """
@@ -84,6 +87,7 @@ class ReportData:
         known_item: ``{"path", "summary", "per_document"}`` or ``None``.
         coverage: ``{"path", "data"}`` (``coverage.json``) or ``None``.
         notes: warnings shown at the top.
+        split: ``all``, ``dev`` or ``test``: the questions every figure is over (:func:`build_report`).
     """
 
     runs: list[RunRecord]
@@ -103,6 +107,7 @@ class ReportData:
     known_item: dict | None = None
     coverage: dict | None = None
     notes: list[str] = field(default_factory=list)
+    split: str = "all"
 
     @property
     def labels(self) -> list[str]:
@@ -170,11 +175,13 @@ def _categories(runs: Sequence[RunRecord]) -> list[str]:
 
 
 def _entries(runs: Sequence[RunRecord]) -> list[Entry]:
+    """One entry per (run, system). Labels are the system names when no name repeats across runs; when one does,
+    every label of every run is ``run_id:system`` (prefixing only the repeated names left a plain ``rrf`` beside
+    ``cand1:w0.5``, and a reader could not tell which run, and which model, the plain one came from)."""
     pairs = [(run, s) for run in runs for s in run.systems]
-    count: dict[str, int] = {}
-    for _, s in pairs:
-        count[s] = count.get(s, 0) + 1
-    return [Entry(label=s if count[s] == 1 else f"{run.run_id}:{s}", run=run, system=s) for run, s in pairs]
+    names = [s for _, s in pairs]
+    clash = len(set(names)) < len(names)
+    return [Entry(label=f"{run.run_id}:{s}" if clash else s, run=run, system=s) for run, s in pairs]
 
 
 def _metrics_across_chunkers(
@@ -291,6 +298,7 @@ def build_report(
     coverage: str | Path | None = None,
     compare_metrics: Sequence[str] = FOREST_METRICS,
     reps: int = 10000,
+    split: str = "all",
 ) -> ReportData:
     """Read run records (and optional known-item / coverage outputs) into a :class:`ReportData`.
 
@@ -307,6 +315,9 @@ def build_report(
         coverage: a ``coverage.json`` file or the folder holding it.
         compare_metrics: metrics of the paired comparisons.
         reps: sign flips of the randomisation test (:func:`harness.evaluation.compare.compare_runs`).
+        split: ``all``, ``dev`` or ``test``: every run is restricted to the split's questions
+            (:func:`harness.evaluation.subset.restrict_split`) before anything is computed, so every table, interval,
+            paired difference and header is the split's (a note says how many questions and clusters).
 
     Returns:
         The :class:`ReportData`.
@@ -340,6 +351,19 @@ def build_report(
         notes.append("runs were clustered differently; paired comparisons use the baseline run's clusters")
     entries = _entries(loaded)
     base, loaded, entries = _resolve_baseline(baseline, loaded, entries)
+    if check_split(split) != "all":
+        whole = loaded[0]
+        by_run = {id(r): restrict_split(r, split) for r in loaded}
+        loaded = [by_run[id(r)] for r in loaded]
+        entries = [Entry(e.label, by_run[id(e.run)], e.system) for e in entries]
+        base = None if base is None else next(e for e in entries if e.label == base.label)
+        sub = loaded[0]
+        notes.append(
+            f"{split} split only: {len({r.qid for r in sub.per_question})} questions in "
+            f"{sub.manifest.clusters.n_clusters} clusters (the run has "
+            f"{len({r.qid for r in whole.per_question})} questions in {whole.manifest.clusters.n_clusters}); every "
+            "figure, interval and paired difference here is over these questions"
+        )
     compare_metrics = _metrics_across_chunkers(loaded, compare_metrics, gate_metric, notes)
     level = loaded[0].manifest.level
     info: dict[str, dict] = {}
@@ -393,6 +417,7 @@ def build_report(
         known_item=ki,
         coverage=cov,
         notes=notes,
+        split=split,
     )
 
 
@@ -442,6 +467,20 @@ def provenance(run: RunRecord) -> dict[str, str]:
         "settings": f"depths {m.depths.document} documents / {m.depths.chunk} chunks; clustering {cl.mode or '?'}"
         f" ({cl.n_clusters} clusters); seed {m.seed}; bootstrap {_known(m.bootstrap_reps)} reps; level {m.level}",
     }
+
+
+def report_provenance(runs: Sequence[RunRecord]) -> dict[str, str]:
+    """:func:`provenance` of the first run, except that a field whose value differs between runs (a model, the code,
+    the date, the chunker) reads ``by run: <run id>: <value>; ...`` instead of the first run's value."""
+    first = provenance(runs[0])
+    if len(runs) < 2:
+        return first
+    per = [(r.run_id, provenance(r)) for r in runs]
+    out = dict(first)
+    for key in ("chunker", "model", "code", "date"):
+        if len({p[key] for _, p in per}) > 1:
+            out[key] = "by run: " + "; ".join(f"{rid}: {p[key]}" for rid, p in per)
+    return out
 
 
 def rank_lists(data: ReportData) -> dict[str, tuple[dict[str, list], int]]:

@@ -13,7 +13,7 @@ from rich.text import Text
 from harness.report.validation_diff import diff_text_lines
 from harness.validate.report import STATUSES, ValidationReport, worst
 
-__all__ = ["impact_text_lines", "render"]
+__all__ = ["changed_questions", "impact_text_lines", "render"]
 
 _MARK = {
     "pass": "[green]✓[/]",
@@ -43,22 +43,40 @@ def _short(value, n: int = 200) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
+CHANGED_SHOWN = 12
+"""At most this many changed questions are named per metric (then "... and N more")."""
+
+
+def changed_questions(changed: dict, limit: int = CHANGED_SHOWN) -> str:
+    """``"TE-004 0.5000 -> 1.0000, SP-001 1.0000 -> 0.5000"`` from ``{qid: [old, new]}`` (question order kept),
+    at most ``limit`` named, then ``... and N more``; ``""`` for none."""
+    items = [f"{q} {o:.4f} -> {n:.4f}" for q, (o, n) in changed.items()]
+    more = f", ... and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
 def impact_text_lines(impact: dict) -> list[str]:
     """The metric impact of a correction (:meth:`harness.evaluation.impact.Impact.to_dict`) as plain text lines: per
-    run and system, each metric's old and new mean and the paired difference new - old with its interval."""
+    run and system, each changed metric's old and new mean, the paired difference new - old with its interval and
+    the questions that changed (old -> new); the unchanged metrics of a system on one line."""
     how = f"{impact['method']} {impact['level']:.0%} paired intervals"
     out = [f"metric impact ({how}, new - old; clusters of the new set)"]
     for run in impact["runs"]:
         out.append(f"  run {run['run_id']} ({run['path']})")
         for system, metrics in run["systems"].items():
             out.append(f"    {system}:")
+            same = [m for m, v in metrics.items() if not v["questions_changed"]]
             for m, v in metrics.items():
+                if not v["questions_changed"]:
+                    continue
                 iv = v["interval"]
                 ci = f" [{iv['low']:+.4f}, {iv['high']:+.4f}]" if iv else " (no interval)"
                 out.append(
                     f"      {m}: {v['old']:.4f} -> {v['new']:.4f}  diff {v['diff']:+.4f}{ci}  "
-                    f"({v['questions_changed']} question(s) changed)"
+                    f"({v['questions_changed']} question(s) changed: {changed_questions(v.get('changed', {}))})"
                 )
+            if same:
+                out.append(f"      unchanged ({len(same)}): {', '.join(same)}")
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from harness.report.format import Markup, md
 from harness.report.markdown import table
+from harness.report.validation import changed_questions
 from harness.report.validation_diff import diff_markdown_lines
 from harness.validate.report import ValidationReport
 
@@ -33,6 +34,7 @@ def impact_markdown_lines(impact: dict) -> list[str]:
                 f"{v['diff']:+.4f}",
                 _iv(v["interval"]),
                 str(v["questions_changed"]),
+                md(changed_questions(v.get("changed", {})).replace(" -> ", " → ")) or "-",
             ]
             for system, metrics in run["systems"].items()
             for m, v in metrics.items()
@@ -41,7 +43,9 @@ def impact_markdown_lines(impact: dict) -> list[str]:
             "",
             f"Run {md(run['run_id'])}:",
             "",
-            table(["system", "metric", "old", "new", "diff", "interval", "questions changed"], rows),
+            table(
+                ["system", "metric", "old", "new", "diff", "interval", "questions changed", "which (old → new)"], rows
+            ),
         ]
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -17,8 +18,12 @@ def paired(y_a, y_b, clusters, *, method=None, level=0.95, weights=None, B=5000,
 
     The row differences ``d = y_b - y_a`` keep the rows' clusters (the same question is scored by both systems, so
     the clustering of ``d`` is that of the questions) and go to the chosen registered method (one with
-    ``paired=True``; default :data:`DEFAULTS` ``["paired"]``). Bounds are not clipped (a difference of unit metrics
-    lies in [-1, 1]).
+    ``paired=True``; default :data:`DEFAULTS` ``["paired"]``). When every value of both systems lies in [0, 1] (a
+    unit metric), the difference lies in [-1, 1] and so must its interval: a bound past it is clipped to -1 or 1
+    and marked, ``extras["clipped"] = True`` and ``extras["range"] = [-1.0, 1.0]`` (:func:`harness.evaluation.
+    bounds.bounds` reads both), as single means are clipped to [0, 1]; a side the method cannot bound stays
+    infinite (every rendering shows ``-inf`` / ``+inf``, and the gate refuses an MDD from it). Other values are not
+    clipped.
 
     Args: ``y_a``, ``y_b`` (N,) finite floats; ``clusters`` (N,); ``method`` a registered paired method or None;
         ``weights`` (N,) for methods that take them; ``B``/``seed`` for resampling methods; ``fpc`` population
@@ -37,7 +42,21 @@ def paired(y_a, y_b, clusters, *, method=None, level=0.95, weights=None, B=5000,
     res = INTERVALS[name].compute(b - a, clusters, level=level, weights=weights, fpc=fpc, B=B, seed=seed, clip=False)
     extras = dict(res.extras)
     extras["paired"] = "b - a"
-    return replace(res, method="paired_" + res.method, label=f"paired difference b - a; {res.label}", extras=extras)
+    lower, upper = res.lower, res.upper
+    unit = bool(np.all((a >= 0.0) & (a <= 1.0)) and np.all((b >= 0.0) & (b <= 1.0)))
+    if unit and ((-math.inf < lower < -1.0) or (1.0 < upper < math.inf)):
+        extras["clipped"] = True
+        extras["range"] = [-1.0, 1.0]
+        lower = lower if math.isinf(lower) else max(lower, -1.0)
+        upper = upper if math.isinf(upper) else min(upper, 1.0)
+    return replace(
+        res,
+        lower=lower,
+        upper=upper,
+        method="paired_" + res.method,
+        label=f"paired difference b - a; {res.label}",
+        extras=extras,
+    )
 
 
 def paired_methods() -> tuple[str, ...]:

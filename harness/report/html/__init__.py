@@ -3,9 +3,11 @@
 Sections and their stable element ids (see :data:`FIGURE_IDS` for the figures):
 
 * ``provenance`` - gold set, corpus, chunker, models, code version, date, per run;
-* ``systems`` - systems table with 95 % CR2 intervals and the clustering used;
-* ``categories`` - per-category MRR with CR2 whiskers (``fig-category-mrr``);
+* ``systems`` - systems table with 95 % CR2 intervals and the clustering used, and each system's mean and interval
+  per metric (``fig-system-intervals``);
+* ``categories`` - per-category MRR with CR2 whiskers (``fig-category-mrr``; a heat table above 8 systems);
 * ``paired`` - forest plot of paired differences against a baseline with the gate margin (``fig-forest``);
+* ``changes`` - per candidate, the regressed questions beside the improved ones on the gate metric;
 * ``depth`` - all-hop@k and evidence recall@k at k = 1, 5, 10, 20 (``fig-depth-curves``);
 * ``ranks`` - distribution of gold document and evidence-chunk ranks (``fig-evidence-ranks``);
 * ``covered`` - the fully covered slice when the vector index is partial (``fig-covered-slice``);
@@ -28,10 +30,12 @@ from functools import cache
 from importlib import resources
 
 from harness.report.format import esc
+from harness.report.html.changes import section_changes
 from harness.report.html.details import footer, section_provenance, section_questions
 from harness.report.html.sections import (
     DEPTH_FAMILIES,
     FIGURE_IDS,
+    SYSTEM_PLOT_METRICS,
     section_categories,
     section_covered,
     section_depth,
@@ -53,7 +57,8 @@ def asset(name: str) -> str:
 
 def figure_ids(data: ReportData) -> list[str]:
     """The figure ids a report of ``data`` holds (the optional ones only when their input is there)."""
-    ids = [FIGURE_IDS["category"]]
+    ids = [FIGURE_IDS["systems"]] if data.metrics_present(SYSTEM_PLOT_METRICS) else []
+    ids.append(FIGURE_IDS["category"])
     if data.paired:
         ids.append(FIGURE_IDS["forest"])
     if any(e.overall(f"{f}@{k}") for e in data.entries for f in DEPTH_FAMILIES for k in data.ks()):
@@ -81,6 +86,7 @@ def render_html(data: ReportData) -> str:
         section_systems(data),
         section_categories(data),
         section_paired(data),
+        section_changes(data),
         section_depth(data),
         section_ranks(data),
         section_covered(data),
@@ -92,6 +98,7 @@ def render_html(data: ReportData) -> str:
         ("systems", "systems"),
         ("categories", "categories"),
         ("paired", "paired differences"),
+        ("changes", "regressed / improved"),
         ("depth", "depth"),
         ("ranks", "gold ranks"),
         ("covered", "covered slice"),

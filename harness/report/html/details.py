@@ -9,12 +9,12 @@ import re
 from harness import __version__
 from harness.evaluation.record import QuestionRow
 from harness.report.format import MISSING, esc, fmt3, spaced
-from harness.report.model import ReportData, provenance, record_checksums
+from harness.report.model import ReportData, provenance, record_checksums, report_provenance
 
 
 def section_provenance(data: ReportData) -> str:
     """Gold set, corpus, chunker, models, code version and date of the runs; their configurations on demand."""
-    first = provenance(data.runs[0])
+    first = report_provenance(data.runs)
     keys = ("gold set", "corpus", "chunker", "model", "code", "date")
     dl = "".join(f"<dt>{esc(k)}</dt><dd>{esc(first[k])}</dd>" for k in keys)
     more = ""

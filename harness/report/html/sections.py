@@ -11,11 +11,13 @@ from harness.evaluation.compare import PairedRow
 from harness.report.format import LEGEND, MISSING, bounds, esc, fmt3, fmt_iv, legend, num, spaced, wtl
 from harness.report.model import TABLE_METRICS, ReportData, rank_lists, rank_summary
 from harness.report.plots import category_bars, depth_curves, figure_svg, forest, rank_ecdf, slice_compare
+from harness.report.plots_many import BARS_UP_TO, category_heatmap, system_intervals
 from harness.stats.design_evidence import slice_design
 from harness.stats.methods import display_order, evidence_notes
 
 #: Stable element ids of the figures (the ``<figure>`` element; its ``<svg>`` has the id plus ``-svg``).
 FIGURE_IDS: dict[str, str] = {
+    "systems": "fig-system-intervals",
     "category": "fig-category-mrr",
     "forest": "fig-forest",
     "depth": "fig-depth-curves",
@@ -85,6 +87,29 @@ def whisker_note(ivs) -> str:
     return f" Some intervals are {', '.join(said)}: the table marks them." if said else ""
 
 
+def system_options(cfg: dict | None) -> str:
+    """A short summary of one system's recorded configuration (``system_configs[system]`` of its run): its model
+    (``model_id``), its parameters (``k1=1.5, b=0.75``; fusion weights ``0.25/0.75``) and its inputs; ``""`` when
+    nothing is recorded."""
+    if not isinstance(cfg, dict):
+        return ""
+    parts = []
+    emb = cfg.get("embedder")
+    if isinstance(emb, dict) and (emb.get("model_id") or emb.get("model")):
+        parts.append(f"model {emb.get('model_id') or emb.get('model')}")
+    params = cfg.get("params")
+    if isinstance(params, dict):
+        for k, v in params.items():
+            if isinstance(v, list):
+                v = "/".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v)
+            elif isinstance(v, float):
+                v = f"{v:g}"
+            parts.append(f"{k}={v}")
+    if cfg.get("input_names"):
+        parts.append("of " + "+".join(str(x) for x in cfg["input_names"]))
+    return "; ".join(parts)
+
+
 def systems_table(data: ReportData, slice_name: str = "all") -> str:
     """The systems x metrics table of one slice (means with 95 % CR2 intervals)."""
     entries = [e for e in data.entries if slice_name in e.summary]
@@ -95,7 +120,9 @@ def systems_table(data: ReportData, slice_name: str = "all") -> str:
         s = e.summary[slice_name]
         cells = "".join(mean_cell(e.overall(m, slice_name)) for m in metrics)
         cls = " class='base'" if data.baseline is e else ""
-        rows.append(f"<tr{cls}><td>{esc(e.label)}</td><td>{s.n_questions}</td><td>{s.n_clusters}</td>{cells}</tr>")
+        opts = system_options(e.run.manifest.system_configs.get(e.system))
+        name = esc(e.label) + (f"<br><span class='note'>{esc(opts)}</span>" if opts else "")
+        rows.append(f"<tr{cls}><td>{name}</td><td>{s.n_questions}</td><td>{s.n_clusters}</td>{cells}</tr>")
     shown = _cr2s(e.overall(m, slice_name) for e in entries for m in metrics)
     return (
         f"<table class='systems' id='table-systems-{esc(slice_name)}'><thead><tr><th class='l'>system</th>"
@@ -143,13 +170,40 @@ def section_systems(data: ReportData) -> str:
     if isinstance(df, (int, float)) and df < 4:
         warn = f"<div class='warn'>df {df:.1f} &lt; 4: the intervals are unreliable (too few clusters).</div>"
     text = (
-        f"<p class='note'>Means over every question of the gold set (a missing ranking scores 0); below each mean its "
-        f"{100 * data.level:.0f} % CR2 cluster-robust interval (Bell &amp; McCaffrey 2002; Satterthwaite df). "
+        "<p class='note'>Means over "
+        + ("every question of the gold set" if data.split == "all" else f"the {esc(data.split)} split's questions")
+        + " (a missing ranking scores 0); below each mean its "
+        + f"{100 * data.level:.0f} % CR2 cluster-robust interval (Bell &amp; McCaffrey 2002; Satterthwaite df). "
         f"Clustering: <b>{esc(cl.get('mode') or '?')}</b> ({esc(cl.get('n_clusters'))} clusters of questions "
         f"sharing gold documents; {df_txt}).</p>"
     )
     tables = systems_table(data, "all") + _methods_table(data)
-    return f"<section id='systems'><h2>Systems</h2>{text}{warn}{tables}</section>"
+    return f"<section id='systems'><h2>Systems</h2>{text}{warn}{tables}{_system_figure(data)}</section>"
+
+
+#: The metrics of the per-system interval plot (those every entry has).
+SYSTEM_PLOT_METRICS = ("mrr", "recall@10", "evidence_recall@10")
+
+
+def _system_figure(data: ReportData) -> str:
+    """Each system's own mean and CR2 interval per metric (:func:`harness.report.plots_many.system_intervals`)."""
+    metrics = data.metrics_present(SYSTEM_PLOT_METRICS)
+    if not metrics:
+        return ""
+    values = {}
+    for e in data.entries:
+        for m in metrics:
+            ov = e.overall(m)
+            values[(e.label, m)] = (ov.mean, ov.interval("cr2"))
+    base = data.baseline.label if data.baseline is not None else None
+    fig = system_intervals(data.labels, metrics, values, level=data.level, baseline=base)
+    svg = figure_svg(fig, FIGURE_IDS["systems"], title="Each system's mean and CR2 interval per metric")
+    cap = (
+        f"Each system's mean (dot) and {100 * data.level:.0f} % CR2 interval (line), per metric; the baseline (open "
+        "dot, dotted line) where there is one. Overlapping intervals do not show that two systems are equal: their "
+        "paired differences (below) are the test."
+    )
+    return figure(FIGURE_IDS["systems"], svg, cap)
 
 
 def section_categories(data: ReportData) -> str:
@@ -171,10 +225,18 @@ def section_categories(data: ReportData) -> str:
     shown = {
         (lab, c): v.interval_dict() for (lab, c, m), v in data.category_values.items() if m == "mrr" and lab in labels
     }
-    fig = category_bars(data.categories, notes, data.labels, vals, metric_label="MRR", level=data.level)
-    svg = figure_svg(fig, FIGURE_IDS["category"], title="MRR per question category with CR2 whiskers")
+    many = len(data.labels) > BARS_UP_TO
+    draw = category_heatmap if many else category_bars
+    fig = draw(data.categories, notes, data.labels, vals, metric_label="MRR", level=data.level)
+    svg = figure_svg(fig, FIGURE_IDS["category"], title="MRR per question category with CR2 intervals")
     cap = (
-        f"MRR per category and system. Whiskers: {100 * data.level:.0f} % CR2 intervals computed on the category's "
+        (
+            f"MRR per category and system as a heat table ({len(data.labels)} systems: more than {BARS_UP_TO}, too "
+            "many for grouped bars); each cell prints the mean and its interval. "
+            if many
+            else ""
+        )
+        + f"MRR per category and system. Whiskers: {100 * data.level:.0f} % CR2 intervals computed on the category's "
         "questions with the clusters recorded in the run. "
         + (
             f"No whisker for {esc(', '.join(spaced(c) for c in no_iv))}: a single cluster gives no interval. "

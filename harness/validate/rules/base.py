@@ -47,6 +47,8 @@ class Context:
         corpus: the corpus view, or ``None`` when the corpus is unavailable.
         ids_at: ``{record id: [indices of the records with that id]}`` (derived).
         questions_at: ``{normalised question: [indices]}`` (derived, :func:`normalize_question`).
+        required_at: ``{document id: [indices of the records that list it as a required (grade 2) gold
+            document]}`` (derived).
     """
 
     goldset: GoldSet
@@ -55,11 +57,14 @@ class Context:
     corpus: CorpusView | None = None
     ids_at: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False)
     questions_at: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False)
+    required_at: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for i, rec in enumerate(self.records):
             self.ids_at.setdefault(rec.qid, []).append(i)
             self.questions_at.setdefault(normalize_question(rec.question), []).append(i)
+            for doc in dict.fromkeys(str(g.document_id) for g in rec.gold_documents if g.effective_grade == 2):
+                self.required_at.setdefault(doc, []).append(i)
 
     @property
     def records(self) -> list[GoldRecord]:

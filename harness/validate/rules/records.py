@@ -1,4 +1,4 @@
-"""Record rules V020–V034: uniqueness, multi-document hops, false premises, dates and evidence, record by record."""
+"""Record rules V020–V035: uniqueness, multi-document hops, false premises, dates and evidence, record by record."""
 
 from __future__ import annotations
 
@@ -256,3 +256,35 @@ def v034_answer_figures_quoted(ctx: Context, i: int, rec: GoldRecord) -> list[Fi
             figures=missing,
         )
     ]
+
+
+@rule("V035", "alternatives-consistent", scope="record", needs_corpus=False)
+def v035_alternatives_consistent(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
+    """an alternative is never a second required document beside the one it replaces
+
+    Checks: for every alternative A of a gold document D, no record (this one included) lists D and A as two
+    distinct required (grade 2) gold documents: an alternative says A may replace D (it carries the same text), two
+    required documents say both are needed (two hops), and the two readings cannot both hold (e.g. a law and the
+    law that abrogates it). A grade-1 (useful) document beside D elsewhere is not flagged. Not applicable to a
+    record without alternatives
+    """
+    out = []
+    for gi, g in enumerate(rec.gold_documents):
+        doc = str(g.document_id)
+        for ai, alt in enumerate(g.alternatives):
+            a = str(alt.document_id)
+            both = sorted(set(ctx.required_at.get(doc, [])) & set(ctx.required_at.get(a, [])))
+            if a == doc:
+                out.append(fail(f"{doc} lists itself as an alternative", f"gold_documents[{gi}].alternatives[{ai}]"))
+            elif both:
+                where = ", ".join(f"{ctx.records[j].qid} ({line_of(ctx, j)})" for j in both)
+                out.append(
+                    fail(
+                        f"{a} is an alternative of {doc} here, but {where} list(s) {doc} and {a} as two distinct "
+                        "required gold documents (hops)",
+                        f"gold_documents[{gi}].alternatives[{ai}]",
+                    )
+                )
+    if not any(g.alternatives for g in rec.gold_documents):
+        return [not_applicable("no alternatives", "gold_documents")]
+    return out or [ok()]
