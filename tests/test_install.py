@@ -11,7 +11,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tiny_corpus, write_tiny_goldset
 
 REPO = Path(__file__).resolve().parents[1]
@@ -90,23 +89,13 @@ def test_main_job_runs_with_torch_and_sentence_transformers_absent(tmp_path: Pat
         "main()\n"
     )
     common = ["run", "--corpus", str(corpus), "--goldset", str(gs), "--workdir", str(tmp_path / "wd")]
-    r = subprocess.run(
-        [sys.executable, "-c", block, *common, "--systems", "bm25,vector,rrf", "--runs-dir", str(tmp_path / "runs"),
-         "--run-id", "no-torch", "--format", "json"],  # fmt: skip
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    args = [*common, "--systems", "bm25,vector,rrf", "--runs-dir", str(tmp_path / "runs"), "--run-id", "no-torch"]
+    r = subprocess.run([sys.executable, "-c", block, *args], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     manifest = json.loads((tmp_path / "runs" / "no-torch" / "manifest.json").read_text("utf-8"))
     assert manifest["system_configs"]["vector"]["embedder"]["model"] == "use"
     assert "torch" not in json.dumps(manifest["system_configs"]["vector"]["embedder"])
-    r = subprocess.run(
-        [sys.executable, "-c", block, *common, "--systems", "vector", "--model", "wordllama", "--runs-dir",
-         str(tmp_path / "runs2")],  # fmt: skip
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    args = [*common, "--systems", "vector", "--model", "wordllama", "--runs-dir", str(tmp_path / "runs2")]
+    r = subprocess.run([sys.executable, "-c", block, *args], capture_output=True, text=True, timeout=600)
     assert r.returncode == 2, r.stderr[-2000:]
     assert "st extra" in r.stderr and "Traceback" not in r.stderr
