@@ -24,6 +24,7 @@ import numpy as np
 
 from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
+from harness.evaluation.changes import changes_between, changes_dicts
 from harness.evaluation.chunkers import metrics_across_chunkers
 from harness.evaluation.gate import judge
 from harness.evaluation.pairing import check_split, level_available, paired_values, pick_pairs
@@ -92,6 +93,8 @@ class ComparisonReport:
         split: ``all``, ``dev`` or ``test``; method, method_label, level: the paired interval method and its level.
         comparisons: one :class:`MetricComparison` per (pair, metric).
         notes: what was not compared and why; warnings: few-cluster warnings (deduplicated).
+        changes: the configuration facts that differ between the two sides, ``[{"field", "baseline", "candidate",
+            "scope"}]`` (:mod:`harness.evaluation.changes`); empty when none does.
     """
 
     run_a: str
@@ -104,6 +107,7 @@ class ComparisonReport:
     method_label: str = ""
     level: float = 0.95
     warnings: list[str] = field(default_factory=list)
+    changes: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-serialisable form; every interval carries its ``flags``
@@ -121,6 +125,7 @@ class ComparisonReport:
                 "comparisons": [asdict(c) for c in self.comparisons],
                 "notes": list(self.notes),
                 "warnings": list(self.warnings),
+                "changes": [dict(c) for c in self.changes],
             }
         )
 
@@ -257,6 +262,7 @@ def compare_runs(
         method_label=get_method(method).label,
         level=level,
         warnings=warnings,
+        changes=changes_dicts(changes_between(a, b, pairs)),
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.evaluation.changes import change_line
 from harness.report.format import MISSING, Markup, fmt3, fmt_iv, legend, md, mean_iv, num, pct, spaced, wtl
 from harness.report.model import (
     TABLE_METRICS,
@@ -52,6 +53,9 @@ def _header(data: ReportData) -> list[str]:
     ]
     if len(data.runs) > 1:
         out += ["", "Runs: " + "; ".join(md(provenance(r)["run"]) for r in data.runs)]
+    for runs, changes in data.changes:
+        out += ["", f"**Changes** {md(runs)}: " + ("none" if not changes else ""), *([""] if changes else [])]
+        out += [f"- {md(change_line(c))}" for c in changes]
     for n in data.notes:
         out += ["", f"> **Warning:** {md(n)}"]
     return out

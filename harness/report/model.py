@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import HarnessInputError
+from harness.evaluation.changes import changes_across_runs
 from harness.evaluation.chunkers import chunkers_differ, metrics_across_chunkers
 from harness.evaluation.compare import CategoryInterval, PairedRow, category_intervals, paired_table
 from harness.evaluation.record import MetricSummary, QuestionRow, SliceSummary
@@ -85,6 +86,8 @@ class ReportData:
         known_item: ``{"path", "summary", "per_document"}`` or ``None``.
         coverage: ``{"path", "data"}`` (``coverage.json``) or ``None``.
         notes: warnings shown at the top.
+        changes: ``[("<baseline run> → <run>", [change dicts])]``: the configuration changes from the baseline's
+            run to each other run (:func:`harness.evaluation.changes.changes_across_runs`).
     """
 
     runs: list[RunRecord]
@@ -104,6 +107,7 @@ class ReportData:
     known_item: dict | None = None
     coverage: dict | None = None
     notes: list[str] = field(default_factory=list)
+    changes: list[tuple[str, list[dict]]] = field(default_factory=list)
 
     @property
     def labels(self) -> list[str]:
@@ -394,6 +398,7 @@ def build_report(
         known_item=ki,
         coverage=cov,
         notes=notes,
+        changes=[] if base is None else changes_across_runs(base.run, base.system, loaded),
     )
 
 
