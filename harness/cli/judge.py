@@ -258,7 +258,9 @@ def sweep(
     fusion: str = typer.Option("wsum", "--fusion", help="Fusion method of the registry: wsum, rrf or mnz."),
     inputs: str = typer.Option("bm25,vector", "--inputs", help="The systems of the run to fuse, A,B (wsum: W on A)."),
     w: str = typer.Option(None, "--w", help="wsum weight grid start:stop:step or a comma list (default 0:1:0.05)."),
-    k: str = typer.Option(None, "--k", help="rrf k grid start:stop:step or a comma list (default 5:100:5)."),
+    k: str = typer.Option(  # not "5:100:5" in the help: rich reads ":100:" as an emoji code
+        None, "--k", help="rrf k grid start:stop:step or a comma list (default: from 5 to 100 in steps of 5)."
+    ),
     metric: str = typer.Option("mrr", help="Metric id chosen on (any of harness.metrics)."),
     level: str = typer.Option(None, help="document or chunk (default: the metric's level)."),
     goldset: Path = typer.Option(None, "--goldset", help="Gold set (default: the path recorded in the run)."),
