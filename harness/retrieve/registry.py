@@ -52,6 +52,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
 from harness.goldset.io import GoldSet
+from harness.progress import progress_bar, stage
 from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.bm25.system import BM25Options, open_bm25_system
 from harness.retrieve.fusion import FUSIONS, FusionSpec, fusion_method
@@ -94,6 +95,9 @@ KINDS: dict[str, SystemKind] = {
 ``py:`` plugins are built from other systems / user code."""
 
 TWO_STAGE = "two-stage"
+
+PLUGIN_BLOCKS = 20
+"""A ``py:`` retriever is asked for about this many blocks of queries in ``harness run`` (its progress steps)."""
 
 
 def known_systems() -> str:
@@ -444,24 +448,15 @@ class SystemSet:
                 self.timings[f"{name}_fusion"] = round(time.perf_counter() - t0, 4)
                 continue
             obj = self._built[key]
-            if rec.kind == TWO_STAGE:
-                first = done[self.plan.key(rec.inputs[0])]
-                done[key] = obj.search(queries, first, doc_depth=doc_depth, chunk_depth=chunk_depth)
-            elif node.plugin is not None:
-                try:
-                    raw = obj.search(queries, doc_depth=doc_depth, chunk_depth=chunk_depth)
-                except HarnessInputError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
-                    msg = str(exc).splitlines()[0] if str(exc) else ""
-                    raise HarnessInputError(
-                        f"system {name} ({rec.text}): search failed ({type(exc).__name__}: {msg})"
-                    ) from exc
-                done[key] = check_results(
-                    raw, len(queries), doc_depth, chunk_depth, where=f"system {name} ({rec.text})"
-                )
+            if node.plugin is not None:
+                done[key] = self._search_plugin(name, obj, queries, doc_depth, chunk_depth)
             else:
-                done[key] = obj.search(queries, doc_depth=doc_depth, chunk_depth=chunk_depth)
+                with stage(f"{name}: search {len(queries)} queries", enabled=self.context.progress):
+                    if rec.kind == TWO_STAGE:
+                        first = done[self.plan.key(rec.inputs[0])]
+                        done[key] = obj.search(queries, first, doc_depth=doc_depth, chunk_depth=chunk_depth)
+                    else:
+                        done[key] = obj.search(queries, doc_depth=doc_depth, chunk_depth=chunk_depth)
             secs = time.perf_counter() - t0
             self.timings[f"{name}_search"] = round(secs, 4)
             if rec.kind != TWO_STAGE:
@@ -469,6 +464,32 @@ class SystemSet:
         for name in self.plan.nodes:
             self._configs[name] = self._config(name)
         return {n: dict(zip(qids, done[self.plan.key(n)], strict=True)) for n in self.names}
+
+    def _search_plugin(self, name: str, obj, queries: list[str], doc_depth: int, chunk_depth: int) -> list:
+        """A ``py:`` retriever's results, asked for in about :data:`PLUGIN_BLOCKS` blocks of queries (as the known-item
+        study does) so that its progress is shown (:func:`harness.progress.progress_bar`).
+
+        Raises:
+            HarnessInputError: its ``search`` fails or returns malformed results (one line naming the system).
+        """
+        rec = self.plan.nodes[name].record
+        where = f"system {name} ({rec.text})"
+        size = max(1, -(-len(queries) // PLUGIN_BLOCKS))
+        out: list = []
+        with progress_bar(f"{name}: search", len(queries), enabled=self.context.progress) as advance:
+            for start in range(0, len(queries), size):
+                block = queries[start : start + size]
+                try:
+                    raw = obj.search(block, doc_depth=doc_depth, chunk_depth=chunk_depth)
+                except HarnessInputError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - a user's code: one line naming it
+                    msg = str(exc).splitlines()[0] if str(exc) else ""
+                    raise HarnessInputError(f"{where}: search failed ({type(exc).__name__}: {msg})") from exc
+                out += check_results(raw, len(block), doc_depth, chunk_depth, where=where)
+                if advance is not None:
+                    advance(len(block))
+        return out
 
     @staticmethod
     def _fuse(spec: FusionSpec, inputs: list[list[QueryResult]], doc_depth: int, chunk_depth: int) -> list[QueryResult]:
