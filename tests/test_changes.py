@@ -42,7 +42,7 @@ MODELS = {
     "use": {
         "model": "use",
         "model_id": "use-multilingual-v3",
-        "weights_sha256": "0f9c1e5b2a7d4c3e8f6a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e",
+        "weights_sha256": "425eb937edfda218e8ed21274403ee2a7f889d085829fe2219ebbac78f83b323",
         "dim": 512,
     },
 }
