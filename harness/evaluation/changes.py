@@ -21,8 +21,9 @@ incomparabilities (gold set sha256, corpus hash, depths) are refused before this
 
 A change's ``field`` is ``<system>.<fact>`` (the candidate's system name; a pair of two names adds a ``system``
 line ``w0.75 → w0.6``) or the run fact alone. When the two systems are of different kinds only ``system`` and
-``kind`` are listed: their other facts do not correspond. Comparing two systems of one run lists nothing but
-``system``/``kind`` and the facts that differ between them. Values are display strings (``(none)`` for a fact one
+``kind`` are listed: their other facts do not correspond. Two systems of one run list only the facts that differ
+between two systems of one kind (``w0.25`` against ``w0.75``: the weights); the run facts and the names agree or
+are in the table already. Values are display strings (``(none)`` for a fact one
 side does not record); every renderer escapes them as it escapes any input string.
 """
 
@@ -269,11 +270,13 @@ def changes_between(a: RunRecord, b: RunRecord, pairs: Sequence[tuple[str, str]]
     compared = {sa for sa, sb in pairs if sa == sb}
     ra, rb = _records(a), _records(b)
     for sa, sb in pairs:
-        prefix = f"{sb}."
-        if sa != sb:
-            out.append(Change("system", sa, sb))
         ca, cb = a.manifest.system_configs.get(sa, {}), b.manifest.system_configs.get(sb, {})
-        out += _system_changes(prefix, ca, cb, ra.get(sa), rb.get(sb), compared)
+        got = _system_changes(f"{sb}.", ca, cb, ra.get(sa), rb.get(sb), compared)
+        if same_run and got[:1] and got[0].field == f"{sb}.kind":
+            continue  # two kinds of one run (bm25 against vector): the names say it
+        if sa != sb and not same_run:
+            out.append(Change("system", sa, sb))
+        out += got
     return list(dict.fromkeys(out))
 
 
