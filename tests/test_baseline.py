@@ -106,7 +106,7 @@ def test_the_rerun_replays_from_its_system_options(rerun: Path, tmp_path):
     manifest = json.loads((rerun / "manifest.json").read_text())
     systems, options = _recorded_systems(manifest)
     assert isinstance(systems, SystemPlan) and systems.record() == manifest["system_options"]
-    assert manifest["system_options"]["vector"]["options"]["model"] == "wordllama"  # the registry name of its id
+    assert manifest["system_options"]["vector"]["options"]["model"] == "use"  # the default model, by registry name
     assert manifest["system_options"]["vector"]["options"]["rescore"] == 1  # Hamming candidates rescored (M = 1)
     replay = run(REAL_GOLDSET, REAL_CORPUS, systems, workdir=WORKDIR, runs_dir=tmp_path, run_id="re", options=options)
     old, new = _rows(BASELINE), _rows(replay)

@@ -6,7 +6,12 @@ the workflow calls ``python -m harness``), the ``install`` step is stood in for 
 checked against ``pyproject.toml``), the work directory is warm (``HARNESS_WORKDIR``, filled by the baseline run the
 test makes), and every ``uses:`` step has a stand-in: checkout = the clone, setup-python = ``sys.executable``,
 cache/restore = the corpus and work directory the test wrote (their ``path`` must be ``HARNESS_CORPUS`` /
-``HARNESS_WORKDIR``), upload-artifact / sticky comment / JUnit report = copies into folders of ``tmp_path``. The
+``HARNESS_WORKDIR``; a drive can make the work directory a miss), cache/save = a record of what would be saved,
+upload-artifact / sticky comment / JUnit report = copies into folders of ``tmp_path``. ``hashFiles`` is the sha256
+of the clone's file; ``steps.<id>.outcome`` and ``steps.<id>.outputs.<name>`` conditions are evaluated. Both files are
+also linted against the GitHub workflow and GitLab CI schemas (``check-jsonschema``, the test extra), and checked
+for the cache and artifact rules of issue 28: no cache is saved only on success, no key holds a run id, no artifact
+is uploaded before the gate step, the model is the committed baseline's, no deprecated option is used. The
 corpus (30 short documents) and gold set (30 questions, one document each) are written by the test; the baseline is a
 ``harness run --systems bm25`` made here. Three drives see the documented exit codes: PASS 0 (the candidate is
 ``harness run`` of the same system), FAIL 1 and INCONCLUSIVE 3 (the candidate is ``harness evaluate`` of a TREC file:
@@ -19,6 +24,7 @@ skipped, so the runner and the recipe change together.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -43,7 +49,7 @@ WORKFLOW = ".github/workflows/harness-gate.yml"
 GITLAB = "ci/gitlab-harness-gate.yml"
 N = 30
 EVENT = "pull_request"
-ARTIFACT_URL = "https://ci.example/artifacts/harness-gate"
+RUN_URL = "https://github.example/o/r/actions/runs/42#artifacts"
 
 
 def _word(i: int) -> str:
@@ -145,11 +151,16 @@ def setup(tmp_path_factory) -> dict:
 _EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 
-def _resolve(text, env: dict, outputs: dict) -> str:
+def _resolve(text, env: dict, outputs: dict, clone: Path | None = None) -> str:
     def one(m: re.Match) -> str:
         expr = m.group(1)
         if expr.startswith("env."):
             return env[expr[4:]]
+        if expr.startswith("vars."):
+            return ""  # repository variables: none set here
+        h = re.fullmatch(r"hashFiles\('([^']+)'\)", expr)
+        if h and clone is not None:
+            return hashlib.sha256((clone / h.group(1)).read_bytes()).hexdigest()
         parts = expr.split(".")
         if len(parts) == 4 and parts[0] == "steps" and parts[2] == "outputs":
             return outputs.get(parts[1], {}).get(parts[3], "")
@@ -158,7 +169,7 @@ def _resolve(text, env: dict, outputs: dict) -> str:
     return _EXPR.sub(one, str(text))
 
 
-def _should_run(cond: str | None, failed: bool) -> bool:
+def _should_run(cond: str | None, failed: bool, outputs: dict | None = None, outcomes: dict | None = None) -> bool:
     if cond is None:
         return not failed
     cond = _EXPR.sub(lambda m: m.group(1), str(cond))
@@ -168,9 +179,15 @@ def _should_run(cond: str | None, failed: bool) -> bool:
         if t in ("always()", "success()"):
             continue
         m = re.fullmatch(r"github\.event_name\s*==\s*'([^']*)'", t)
+        if m is not None:
+            ok = ok and m.group(1) == EVENT
+            continue
+        m = re.fullmatch(r"steps\.([\w-]+)\.(outcome|outputs\.([\w-]+))\s*(==|!=)\s*'([^']*)'", t)
         if m is None:
             raise AssertionError(f"the CI recipe test does not know the condition {t!r}")
-        ok = ok and m.group(1) == EVENT
+        sid, what, name, op, value = m.groups()
+        got = (outcomes or {}).get(sid, "") if what == "outcome" else (outputs or {}).get(sid, {}).get(name, "")
+        ok = ok and ((got == value) if op == "==" else (got != value))
     return ok
 
 
@@ -188,21 +205,25 @@ def _extras(command: str) -> list[str]:
     return [x for x in m.group(1).split(",") if x]
 
 
-def run_workflow(clone: Path, env: dict[str, str], io: Path) -> tuple[int, list[str]]:
+def run_workflow(clone: Path, env: dict[str, str], io: Path, misses: frozenset = frozenset()) -> tuple[int, list[str]]:
     """Run the workflow's steps in order (module docstring); returns the job's exit code (the first failing step's,
-    0 when none failed) and the names of the steps run."""
+    0 when none failed) and the names of the steps run. ``misses``: the cache paths (``HARNESS_WORKDIR`` ...) whose
+    restore is a miss."""
     doc = yaml.safe_load((clone / WORKFLOW).read_text("utf-8"))
     (job,) = doc["jobs"].values()
     outputs: dict[str, dict[str, str]] = {}
+    outcomes: dict[str, str] = {}
     failed, code, ran = False, 0, []
     for i, step in enumerate(job["steps"]):
-        if not _should_run(step.get("if"), failed):
+        sid = step.get("id", f"step{i}")
+        if not _should_run(step.get("if"), failed, outputs, outcomes):
+            outcomes[sid] = "skipped"
             continue
         ran.append(step.get("name", f"step {i}"))
-        sid = step.get("id", f"step{i}")
+        outcomes[sid] = "success"
         if "uses" in step:
-            outputs[sid] = _stand_in(step["uses"], {k: _resolve(v, env, outputs) for k, v in step.get("with", {})
-                                     .items() if "hashFiles" not in str(v)}, env, clone, io)  # fmt: skip
+            with_ = {k: _resolve(v, env, outputs, clone) for k, v in step.get("with", {}).items()}
+            outputs[sid] = _stand_in(step["uses"], with_, env, clone, io, misses)
             continue
         assert "${{" not in step["run"], f"step {ran[-1]}: pass expressions through env:, not into run:"
         if sid == "install":  # the test environment stands in for it
@@ -219,24 +240,32 @@ def run_workflow(clone: Path, env: dict[str, str], io: Path) -> tuple[int, list[
                            env=step_env, capture_output=True, text=True, timeout=300)  # fmt: skip
         (io / f"log-{i}.txt").write_text(p.stdout + p.stderr, "utf-8")
         outputs[sid] = _parse_outputs(out_file)
-        if p.returncode != 0 and not failed:
-            failed, code = True, p.returncode
+        if p.returncode != 0:
+            outcomes[sid] = "failure"
+            if not failed:
+                failed, code = True, p.returncode
     return code, ran
 
 
-def _stand_in(uses: str, with_: dict, env: dict, clone: Path, io: Path) -> dict[str, str]:
+def _stand_in(uses: str, with_: dict, env: dict, clone: Path, io: Path, misses=frozenset()) -> dict[str, str]:
     action = uses.split("@")[0]
     if action == "actions/checkout":
         assert (clone / ".git").exists()
     elif action == "actions/setup-python":
         assert shutil.which("python", path=env["PATH"]) == str(Path(env["PATH"].split(os.pathsep)[0]) / "python")
-    elif action == "actions/cache/restore":
-        assert with_["path"] == env["HARNESS_CORPUS"] and Path(with_["path"]).is_dir()
-    elif action == "actions/cache":
-        assert with_["path"] == env["HARNESS_WORKDIR"] and Path(with_["path"]).is_dir()
+        assert with_.get("cache") == "pip", "pip's download cache"
+    elif action in ("actions/cache/restore", "actions/cache/save"):
+        which = {env["HARNESS_CORPUS"]: "HARNESS_CORPUS", env["HARNESS_WORKDIR"]: "HARNESS_WORKDIR"}
+        assert with_["path"] in which and Path(with_["path"]).is_dir(), with_
+        assert "run_id" not in with_["key"] and "run_number" not in with_["key"], with_["key"]
+        if action == "actions/cache/save":
+            with (io / "saved.txt").open("a", encoding="utf-8") as f:
+                f.write(f"{which[with_['path']]} {with_['key']}\n")
+            return {}
+        return {"cache-hit": "false" if which[with_["path"]] in misses else "true"}
     elif action == "actions/upload-artifact":
         shutil.copytree(clone / with_["path"], io / "artifacts" / with_["name"])
-        return {"artifact-url": ARTIFACT_URL}
+        return {"artifact-url": "https://ci.example/artifacts/harness-gate"}
     elif action == "marocchino/sticky-pull-request-comment":
         (io / "comments").mkdir(exist_ok=True)
         shutil.copy(clone / with_["path"], io / "comments" / f"{with_['header']}.md")
@@ -274,6 +303,9 @@ def job_env(variables: dict, setup: dict, tmp: Path, **overrides: str) -> dict[s
         HARNESS_GOLDSET=str(setup["goldset"]),
         HARNESS_BASELINE=str(setup["baseline"]),
         GITHUB_EVENT_NAME=EVENT,
+        GITHUB_SERVER_URL="https://github.example",
+        GITHUB_REPOSITORY="o/r",
+        GITHUB_RUN_ID="42",
         GITHUB_STEP_SUMMARY=str(tmp / "summary.md"),
         COLUMNS="150",
     )
@@ -297,16 +329,16 @@ def _junit(path: Path) -> dict[str, str]:
 
 
 DRIVES = {
-    # decision, exit code, candidate overrides, JUnit outcome of the mrr check
-    "PASS": ("PASS", 0, {}, "pass"),
-    "FAIL": ("FAIL", 1, {"rankings": "fail"}, "failure"),
-    "INCONCLUSIVE": ("INCONCLUSIVE", 3, {"rankings": "inconclusive"}, "skipped"),
+    # decision, exit code, candidate overrides, JUnit outcome of the mrr check, cache misses
+    "PASS": ("PASS", 0, {}, "pass", frozenset()),
+    "FAIL": ("FAIL", 1, {"rankings": "fail"}, "failure", frozenset({"HARNESS_WORKDIR"})),
+    "INCONCLUSIVE": ("INCONCLUSIVE", 3, {"rankings": "inconclusive"}, "skipped", frozenset()),
 }
 
 
 @pytest.mark.parametrize("drive", list(DRIVES))
 def test_github_workflow_steps_from_a_fresh_clone(setup, tmp_path, drive):
-    decision, code, cand, junit_mrr = DRIVES[drive]
+    decision, code, cand, junit_mrr, misses = DRIVES[drive]
     clone = fresh_clone(tmp_path / "clone")
     doc = yaml.safe_load((clone / WORKFLOW).read_text("utf-8"))
     trigger = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` as True
@@ -317,10 +349,19 @@ def test_github_workflow_steps_from_a_fresh_clone(setup, tmp_path, drive):
     env = job_env(doc["env"], setup, tmp_path, **over)
     io = tmp_path / "io"
     io.mkdir()
-    got, ran = run_workflow(clone, env, io)
+    got, ran = run_workflow(clone, env, io, misses)
     logs = "\n".join(p.read_text("utf-8") for p in sorted(io.glob("log-*.txt")))
     assert got == code, logs
     assert ran[-1] == "verdict" and "comment" in ran and "test report" in ran, ran
+    assert "seed corpus" not in ran and "save corpus" not in ran  # the corpus cache was a hit
+    saved = (io / "saved.txt").read_text("utf-8").split() if (io / "saved.txt").exists() else []
+    constraints = hashlib.sha256((clone / "constraints.txt").read_bytes()).hexdigest()
+    if misses:  # a miss is saved even though the gate said FAIL
+        assert saved[0] == "HARNESS_WORKDIR" and saved[1].endswith(f"-use-{constraints}"), saved
+        assert re.fullmatch(rf"harness-workdir-[0-9a-f]{{16}}-use-{constraints}", saved[1]), saved
+    else:
+        assert saved == [], saved
+    assert "deprecated" not in logs, logs
     out = clone / "gate-out"
     verdict = json.loads((out / "verdict.json").read_text("utf-8"))
     assert verdict["kind"] == "gate" and verdict["data"]["decision"] == decision
@@ -329,20 +370,24 @@ def test_github_workflow_steps_from_a_fresh_clone(setup, tmp_path, drive):
     assert _junit(io / "junit" / "report.xml") == _junit(out / "gate.junit.xml")
     comment = (io / "comments" / "harness-gate.md").read_text("utf-8")
     assert comment.startswith(f"## Gate: {decision} (exit {code}) on mrr, recall@10")
-    assert f"[HTML report]({ARTIFACT_URL})" in comment.splitlines()
+    assert f"[HTML report]({RUN_URL})" in comment.splitlines()
     assert (tmp_path / "summary.md").read_text("utf-8") == comment
-    assert (io / "artifacts" / "harness-gate" / "report.html").stat().st_size > 1000
+    artifact = io / "artifacts" / "harness-gate"
+    assert (artifact / "report.html").stat().st_size > 1000
+    for name in ("verdict.json", "gate.junit.xml", "comment.md"):  # uploaded after the gate wrote them
+        assert (artifact / name).read_bytes() == (out / name).read_bytes(), name
     assert f"gate exit code: {code}" in logs
     assert not (setup["warm"] / "gate-out").exists() and not list(REPO.glob("gate-verdict.json"))
 
 
 def test_gitlab_job_script_from_a_fresh_clone(setup, tmp_path):
     clone = fresh_clone(tmp_path / "clone")
-    (job,) = yaml.safe_load((clone / GITLAB).read_text("utf-8")).values()
+    jobs = yaml.safe_load((clone / GITLAB).read_text("utf-8"))
+    job = jobs["harness-gate"]
     assert job["rules"] and all(r.get("when") == "manual" for r in job["rules"]), "manual by default"
     assert job["artifacts"]["reports"]["junit"] == "gate-out/gate.junit.xml"
-    assert {p for c in job["cache"] for p in c["paths"]} == {job["variables"]["HARNESS_WORKDIR"],
-                                                             job["variables"]["HARNESS_CORPUS"]}  # fmt: skip
+    cached = {p for c in job["cache"] for p in c["paths"]}
+    assert cached == {job["variables"]["HARNESS_WORKDIR"], job["variables"]["HARNESS_CORPUS"], ".cache/pip"}
     install = [line for line in job["script"] if "pip install" in line]
     assert len(install) == 1 and set(_extras(install[0])) <= set(
         tomllib.loads((clone / "pyproject.toml").read_text("utf-8"))["project"]["optional-dependencies"]
@@ -353,6 +398,7 @@ def test_gitlab_job_script_from_a_fresh_clone(setup, tmp_path):
     p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=clone, env=env,
                        capture_output=True, text=True, timeout=300)  # fmt: skip
     assert p.returncode == 3, p.stdout + p.stderr
+    assert "deprecated" not in p.stdout + p.stderr
     out = clone / "gate-out"
     assert json.loads((out / "verdict.json").read_text("utf-8"))["data"]["decision"] == "INCONCLUSIVE"
     assert _junit(out / "gate.junit.xml")["mrr"] == "skipped"

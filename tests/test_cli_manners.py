@@ -84,7 +84,8 @@ def _run(tmp_path: Path, *pre: str, run_id: str = "r", extra=()):
 def test_quiet_silences_notices_and_progress_verbose_adds_timings(tmp_path: Path):
     normal = _run(tmp_path, run_id="n")
     assert normal.exit_code == 0, normal.output
-    notices = [x for x in normal.stderr.splitlines() if not x.startswith("warning: ")]
+    lines = [x for x in normal.stderr.splitlines() if not progress.PLAIN_LINE.match(x)]  # progress lines aside
+    notices = [x for x in lines if not x.startswith("warning: ")]
     assert notices[0].startswith("corpus corpus@") and "s to load the gold set and ingest the corpus" in notices[0]
     assert "corpus corpus@" not in normal.stdout  # the run's notices: stderr only
     quiet = _run(tmp_path, "--quiet", run_id="q")

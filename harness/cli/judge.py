@@ -261,8 +261,8 @@ def sweep(
     ),
     inputs: str = typer.Option("bm25,vector", "--inputs", help="The systems of the run to fuse, A,B (wsum: W on A)."),
     w: str = typer.Option(None, "--w", help="wsum weight grid start:stop:step or a comma list (default 0:1:0.05)."),
-    k: str = typer.Option(
-        None, "--k", help="rrf k grid start:stop:step or a comma list (default: 5 to 100 in steps of 5)."
+    k: str = typer.Option(  # not "5:100:5" in the help: rich reads ":100:" as an emoji code
+        None, "--k", help="rrf k grid start:stop:step or a comma list (default: from 5 to 100 in steps of 5)."
     ),
     metric: str = typer.Option("mrr", help="Metric id chosen on (any of harness.metrics)."),
     constraint: list[str] = typer.Option(

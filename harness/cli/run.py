@@ -156,7 +156,7 @@ def run(
     from harness.retrieve.names import split_systems
 
     fmt = output_format(fmt, as_json, out=out, kind="run")
-    quiet = fmt != "table" or is_quiet()
+    quiet = is_quiet()  # stage and progress lines go to stderr whatever --format is (never silent in CI)
     vector = vector_options(model, index_fraction, until, vector_backend, binarize, rescore)
     opts = RunOptions(
         doc_depth=doc_depth,

@@ -24,6 +24,7 @@ import numpy as np
 
 from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
+from harness.evaluation.changes import changes_between, changes_dicts
 from harness.evaluation.chunkers import metrics_across_chunkers
 from harness.evaluation.design import paired_method
 from harness.evaluation.gate import judge
@@ -96,6 +97,8 @@ class ComparisonReport:
         split: ``all``, ``dev`` or ``test``; method, method_label, level: the paired interval method and its level.
         comparisons: one :class:`MetricComparison` per (pair, metric).
         notes: what was not compared and why; warnings: few-cluster warnings (deduplicated).
+        changes: the configuration facts that differ between the two sides, ``[{"field", "baseline", "candidate",
+            "scope"}]`` (:mod:`harness.evaluation.changes`); empty when none does.
     """
 
     run_a: str
@@ -109,6 +112,7 @@ class ComparisonReport:
     level: float = 0.95
     warnings: list[str] = field(default_factory=list)
     design: RunDesign | None = None
+    changes: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-serialisable form; every interval carries its ``flags``
@@ -126,6 +130,7 @@ class ComparisonReport:
                 "comparisons": [asdict(c) for c in self.comparisons],
                 "notes": list(self.notes),
                 "warnings": list(self.warnings),
+                "changes": [dict(c) for c in self.changes],
             }
         )
 
@@ -267,6 +272,7 @@ def compare_runs(
         level=level,
         warnings=warnings,
         design=run_design(a, split=split),
+        changes=changes_dicts(changes_between(a, b, pairs)),
     )
 
 

@@ -41,6 +41,7 @@ from scipy import stats as sps
 from harness import __version__
 from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
+from harness.evaluation.changes import changes_between, changes_dicts
 from harness.evaluation.chunkers import metrics_across_chunkers
 from harness.evaluation.design import paired_method
 from harness.evaluation.pairing import PairedValues, level_available, paired_values, pick_pairs
@@ -303,6 +304,8 @@ class GateVerdict:
         warnings: few-cluster and missing-question warnings.
         report_url: a link to the HTML report (``harness gate --report-url``), shown by the Markdown and JUnit
             formats; ``None`` when not given.
+        changes: the configuration facts that differ between the baseline and the candidate, ``[{"field",
+            "baseline", "candidate", "scope"}]`` (:mod:`harness.evaluation.changes`); empty when none does.
     """
 
     decision: str
@@ -328,6 +331,7 @@ class GateVerdict:
     warnings: list[str] = field(default_factory=list)
     report_url: str | None = None
     design: RunDesign | None = None
+    changes: list[dict] = field(default_factory=list)
 
     def missing_question_warnings(self) -> list[str]:
         """One warning per side that lacks rankings for questions of the split, with the counts (these questions
@@ -467,6 +471,7 @@ def gate(
         checks=checks,
         warnings=warnings,
         design=run_design(a, split=split),
+        changes=changes_dicts(changes_between(a, b, [(sa, sb)])),
     )
     verdict.warnings += verdict.missing_question_warnings()
     return verdict

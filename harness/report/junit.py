@@ -6,7 +6,8 @@ Shape (the common JUnit XML schema, as Jenkins' ``junit-10.xsd`` and GitLab read
     <testsuites name="harness gate" tests="N" failures="F" errors="0" skipped="S" time="0">
       <testsuite name="harness gate: CANDIDATE - BASELINE" tests="N" failures="F" errors="0" skipped="S" time="0">
         <properties>  decision, exit_code, baseline, candidate, systems, split, gold set, method, harness version,
-                      report_url (when given)  </properties>
+                      report_url (when given), changes (the configuration changes between the two sides,
+                      ``vector.model wordllama → use; ...``, or ``none``)  </properties>
         <testcase classname="harness.gate.metric" name="mrr" time="0"> ... </testcase>       one per metric check
         <testcase classname="harness.gate.guard" name="guard monitoring: mrr" time="0"/>      one per guard
       </testsuite>
@@ -28,6 +29,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from harness.evaluation.changes import change_line
 from harness.evaluation.gate import GateCheck, GateVerdict
 from harness.report.regressions import CAP, regression_rows
 from harness.report.terminal import gate_check_line
@@ -97,6 +99,7 @@ def junit_xml(v: GateVerdict) -> str:
     }
     if v.report_url:
         info["report_url"] = v.report_url
+    info["changes"] = "; ".join(change_line(c).removeprefix("changed: ") for c in v.changes) or "none"
     for name, value in info.items():
         _el(props, "property", name=name, value=str(value))
     for c, outcome in zip(v.checks, outcomes, strict=True):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.evaluation.changes import change_line
 from harness.report.format import MISSING, Markup, fmt3, fmt_iv, legend, md, mean_iv, num, pct, spaced, wtl
 from harness.report.model import (
     TABLE_METRICS,
@@ -57,6 +58,9 @@ def _header(data: ReportData) -> list[str]:
             "",
             "Runs: " + "; ".join(f"{md(provenance(r)['run'])}: model {md(provenance(r)['model'])}" for r in data.runs),
         ]
+    for runs, changes in data.changes:
+        out += ["", f"**Changes** {md(runs)}: " + ("none" if not changes else ""), *([""] if changes else [])]
+        out += [f"- {md(change_line(c))}" for c in changes]
     for n in data.notes:
         out += ["", f"> **Warning:** {md(n)}"]
     return out

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from harness.evaluation.changes import change_line
 from harness.evaluation.gate import EXIT_CODES
 from harness.goldset.schema import CATEGORIES
 from harness.report.format import MISSING, Markup, diff_iv, fmt_iv, legend, md, mean_iv, num, pct, pts, spaced, wtl
@@ -38,6 +39,12 @@ def _run_evidence(rec, slice_name: str, systems: dict, metrics: list[str]) -> li
     recorded = {x: {k for sl in systems.values() if (ov := sl.metric(x)) for k in ov.intervals} for x in metrics}
     notes = evidence_notes("cr2", recorded, design=slice_design(rec, slice_name))
     return [x for n in notes for x in ("", f"_{md(n)}_")]
+
+
+def changes_markdown(changes) -> list[str]:
+    """One ``- changed: vector.model wordllama → use`` bullet per configuration change
+    (:mod:`harness.evaluation.changes`), escaped, after a blank line; nothing when there is none."""
+    return ["", *(f"- {md(change_line(c))}" for c in changes)] if changes else []
 
 
 def _warnings(ws) -> list[str]:
@@ -130,6 +137,7 @@ def _comparison(rep, _path) -> list[str]:
         "",
         table([*head, "W/T/L cl"], rows, ["l", "l", "l"] + ["r"] * 8),
     ]
+    out += changes_markdown(rep.changes)
     out += _legend(c.interval for c in rep.comparisons) + _evidence(rep.method, rep.design)
     first = rep.comparisons[0].metric if rep.comparisons else None
     for c in rep.comparisons:
@@ -186,6 +194,7 @@ def _gate(v, _path) -> list[str]:
     out = [gate_headline(v), "", table(head, rows, ["l", "r", "r", "r", "r", "r", "r", "l"])]
     out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None) + _evidence(v.method, v.design)
     out += ["", f"**Why:** {md(v.reason)}"]
+    out += changes_markdown(v.changes)
     if len(v.checks) > 1:
         out += ["", "Reasons:", ""] + [f"- {md(c.name)}: {md(c.reason)}" for c in v.checks]
     for c in v.checks:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import HarnessInputError
+from harness.evaluation.changes import changes_across_runs
 from harness.evaluation.chunkers import chunkers_differ, metrics_across_chunkers
 from harness.evaluation.compare import CategoryInterval, PairedRow, category_intervals, paired_table
 from harness.evaluation.pairing import check_split
@@ -88,6 +89,8 @@ class ReportData:
         coverage: ``{"path", "data"}`` (``coverage.json``) or ``None``.
         notes: warnings shown at the top.
         split: ``all``, ``dev`` or ``test``: the questions every figure is over (:func:`build_report`).
+        changes: ``[("<baseline run> → <run>", [change dicts])]``: the configuration changes from the baseline's
+            run to each other run (:func:`harness.evaluation.changes.changes_across_runs`).
     """
 
     runs: list[RunRecord]
@@ -108,6 +111,7 @@ class ReportData:
     coverage: dict | None = None
     notes: list[str] = field(default_factory=list)
     split: str = "all"
+    changes: list[tuple[str, list[dict]]] = field(default_factory=list)
 
     @property
     def labels(self) -> list[str]:
@@ -418,6 +422,7 @@ def build_report(
         coverage=cov,
         notes=notes,
         split=split,
+        changes=[] if base is None else changes_across_runs(base.run, base.system, loaded),
     )
 
 

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.evaluation.changes import change_line
 from harness.evaluation.compare import ComparisonReport
 from harness.evaluation.gate import EXIT_CODES, POWER, GateCheck, GateVerdict
 from harness.evaluation.record import MetricSummary
@@ -215,6 +216,13 @@ def print_warnings(lines: list[str], console: Console) -> None:
         console.print(_yellow(f"warning: {w}"), soft_wrap=True)
 
 
+def print_changes(changes, console: Console) -> None:
+    """One ``changed: vector.model wordllama → use`` line per configuration change
+    (:mod:`harness.evaluation.changes`), every value escaped (plain :class:`Text`); nothing when there is none."""
+    for c in changes:
+        console.print(Text(change_line(c)), soft_wrap=True)
+
+
 def render_run(run: RunRecord, console: Console | None = None) -> None:
     """Print the systems table (the questions of the run's split, all by default, and, when present, the fully
     covered slice), per-category MRR and evidence recall (the warnings, :func:`run_notices` and
@@ -340,6 +348,7 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
     if lines:
         t.caption, t.caption_justify = Text("\n".join(lines)), "left"
     console.print(t)
+    print_changes(rep.changes, console)
     for note in rep.notes:
         console.print(Text(f"note: {note}"))
     first_metric = rep.comparisons[0].metric if rep.comparisons else None
@@ -393,6 +402,7 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
     for line in gate_lines(v):  # one line per check in a log or file; on a terminal wrapped, intervals whole
         shown = wrap_keeping_intervals(line, console.width) if console.is_terminal else line
         console.print(Text(shown), soft_wrap=True)
+    print_changes(v.changes, console)
     console.print(
         Text(
             f"gold set {v.goldset.get('name')} v{v.goldset.get('version')}, split {v.split}; {v.n_questions} "

@@ -79,6 +79,7 @@ __all__ = [
     "load_plugin",
     "parse_plugin_spec",
     "plugin_call",
+    "unknown_id_warnings",
 ]
 
 PLUGIN_PREFIX = "py:"
@@ -422,4 +423,24 @@ def check_results(results, n: int, doc_depth: int, chunk_depth: int, *, where: s
                 flags=dict(flags),
             )
         )
+    return out
+
+
+def unknown_id_warnings(name: str, results, corpus) -> list[str]:
+    """One warning per level where a plugin returned ids ``corpus`` (a :class:`harness.corpus.store.Corpus`) does
+    not hold (they count as not relevant), with counts and up to five examples, worded as ``evaluate``'s
+    (:mod:`harness.evaluation.trec`; issue 26 item 9). ``results``: the plugin's checked
+    :class:`~harness.retrieve.base.QueryResult` list."""
+    chunk_ids, _docs = corpus.chunk_keys()
+    known = {"docs": set(corpus.documents()), "chunks": set(chunk_ids)}
+    out = []
+    for level, word in (("docs", "document"), ("chunks", "chunk")):
+        ids = [i for r in results for i, _ in (getattr(r, level) or [])]
+        unknown = [i for i in ids if i not in known[level]]
+        if unknown:
+            eg = ", ".join(repr(i) for i in list(dict.fromkeys(unknown))[:5])
+            out.append(
+                f"system {name}: {len(unknown)} of {len(ids)} {word} ids are not in the corpus (they count as "
+                f"not relevant), e.g. {eg}"
+            )
     return out

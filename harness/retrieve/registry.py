@@ -54,11 +54,19 @@ from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
 from harness.goldset.io import GoldSet
 from harness.memory import peak_rss_mib
+from harness.progress import progress_bar, stage
 from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.bm25.system import BM25Options, open_bm25_system
 from harness.retrieve.fusion import FUSIONS, FusionSpec, fusion_method
 from harness.retrieve.names import ALIAS_RE, parse_name, split_systems
-from harness.retrieve.plugin import Plugin, check_results, is_plugin_spec, load_plugin, plugin_call
+from harness.retrieve.plugin import (
+    Plugin,
+    check_results,
+    is_plugin_spec,
+    load_plugin,
+    plugin_call,
+    unknown_id_warnings,
+)
 from harness.retrieve.rerank import load_reranker
 from harness.retrieve.tfidf import TfidfOptions, open_tfidf_system
 from harness.retrieve.two_stage import TwoStage, TwoStageOptions
@@ -96,6 +104,9 @@ KINDS: dict[str, SystemKind] = {
 ``py:`` plugins are built from other systems / user code."""
 
 TWO_STAGE = "two-stage"
+
+PLUGIN_BLOCKS = 20
+"""A ``py:`` retriever is asked for about this many blocks of queries in ``harness run`` (its progress steps)."""
 
 
 def known_systems() -> str:
@@ -458,17 +469,17 @@ class SystemSet:
                 self.timings[f"{name}_fusion"] = round(time.perf_counter() - t0, 4)
                 continue
             obj = self._built[key]
-            if rec.kind == TWO_STAGE:
-                first = done[self.plan.key(rec.inputs[0])]
-                with _naming(name):
-                    done[key] = obj.search(queries, first, doc_depth=doc_depth, chunk_depth=chunk_depth)
-            elif node.plugin is not None:
-                where = f"system {name} ({rec.text})"
-                raw = plugin_call(where, "search", obj.search, queries, doc_depth=doc_depth, chunk_depth=chunk_depth)
-                done[key] = check_results(raw, len(queries), doc_depth, chunk_depth, where=where)
-                self.warnings += self._unknown_ids(name, done[key])
+            if node.plugin is not None:
+                done[key] = self._search_plugin(name, obj, queries, doc_depth, chunk_depth)
+                self.warnings += unknown_id_warnings(name, done[key], self.corpus)
             else:
-                done[key] = obj.search(queries, doc_depth=doc_depth, chunk_depth=chunk_depth)
+                with stage(f"{name}: search {len(queries)} queries", enabled=self.context.progress):
+                    if rec.kind == TWO_STAGE:
+                        first = done[self.plan.key(rec.inputs[0])]
+                        with _naming(name):
+                            done[key] = obj.search(queries, first, doc_depth=doc_depth, chunk_depth=chunk_depth)
+                    else:
+                        done[key] = obj.search(queries, doc_depth=doc_depth, chunk_depth=chunk_depth)
             secs = time.perf_counter() - t0
             self.timings[f"{name}_search"] = round(secs, 4)
             self.peak_rss_mib[f"{name}_search"] = peak_rss_mib()
@@ -478,21 +489,25 @@ class SystemSet:
             self._configs[name] = self._config(name)
         return {n: dict(zip(qids, done[self.plan.key(n)], strict=True)) for n in self.names}
 
-    def _unknown_ids(self, name: str, results: list[QueryResult]) -> list[str]:
-        """One warning per level where a plugin returned ids the corpus does not hold (they count as not relevant),
-        with counts and up to five examples, worded as ``evaluate``'s (:mod:`harness.evaluation.trec`)."""
-        chunk_ids, _docs = self.corpus.chunk_keys()
-        known = {"docs": set(self.corpus.documents()), "chunks": set(chunk_ids)}
-        out = []
-        for level, word in (("docs", "document"), ("chunks", "chunk")):
-            ids = [i for r in results for i, _ in (getattr(r, level) or [])]
-            unknown = [i for i in ids if i not in known[level]]
-            if unknown:
-                eg = ", ".join(repr(i) for i in list(dict.fromkeys(unknown))[:5])
-                out.append(
-                    f"system {name}: {len(unknown)} of {len(ids)} {word} ids are not in the corpus (they count as "
-                    f"not relevant), e.g. {eg}"
-                )
+    def _search_plugin(self, name: str, obj, queries: list[str], doc_depth: int, chunk_depth: int) -> list:
+        """A ``py:`` retriever's results, asked for in about :data:`PLUGIN_BLOCKS` blocks of queries (as the known-item
+        study does) so that its progress is shown (:func:`harness.progress.progress_bar`).
+
+        Raises:
+            HarnessInputError: its ``search`` fails (:func:`harness.retrieve.plugin.plugin_call`: any exception but
+                KeyboardInterrupt) or returns malformed results (one line naming the system).
+        """
+        rec = self.plan.nodes[name].record
+        where = f"system {name} ({rec.text})"
+        size = max(1, -(-len(queries) // PLUGIN_BLOCKS))
+        out: list = []
+        with progress_bar(f"{name}: search", len(queries), enabled=self.context.progress) as advance:
+            for start in range(0, len(queries), size):
+                block = queries[start : start + size]
+                raw = plugin_call(where, "search", obj.search, block, doc_depth=doc_depth, chunk_depth=chunk_depth)
+                out += check_results(raw, len(block), doc_depth, chunk_depth, where=where)
+                if advance is not None:
+                    advance(len(block))
         return out
 
     @staticmethod

@@ -50,7 +50,28 @@ def section_provenance(data: ReportData) -> str:
         + "</pre></div></details>"
     )
     notes = "".join(f"<div class='warn'>{esc(n)}</div>" for n in data.notes)
-    return f"<section id='provenance'><dl class='prov'>{dl}</dl>{more}{details}{notes}</section>"
+    return f"<section id='provenance'><dl class='prov'>{dl}</dl>{more}{_changes(data)}{details}{notes}</section>"
+
+
+def _changes(data: ReportData) -> str:
+    """The table of configuration changes from the baseline's run to each other run (``table-changes``): one row
+    per change, or one row saying there is none; nothing for a report of one run."""
+    if not data.changes:
+        return ""
+    rows = []
+    for runs, changes in data.changes:
+        if not changes:
+            none = "<td class='l' colspan='3'>no configuration change</td>"
+            rows.append(f"<tr><td class='l'>{esc(runs)}</td>{none}</tr>")
+        for c in changes:
+            cells = (runs, c["field"], c["baseline"], c["candidate"])
+            rows.append("<tr>" + "".join(f"<td class='l wrap'>{esc(x)}</td>" for x in cells) + "</tr>")
+    return (
+        "<table id='table-changes'><caption>changed between the runs</caption><thead><tr><th class='l'>runs</th>"
+        "<th class='l'>changed</th><th class='l'>baseline</th><th class='l'>candidate</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
 
 
 def _slug(qid: str) -> str:

