@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import typer
 
 from harness.cli._checks import at_least, number
-from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, emit, output_format, renamed
+from harness.cli._common import FORMAT, JSON_ALIAS, OUT, _fail, app, check_paths, emit, output_format, renamed
 from harness.errors import HarnessError, HarnessInputError
 
 ALLOW_UNHASHED = typer.Option(
@@ -57,6 +57,7 @@ def compare(
     from harness.evaluation.runs import check_hashed
 
     fmt = output_format(fmt, as_json, out=out, kind="comparison")
+    check_paths([("--out", out)], [("RUN_A", run_a), ("RUN_B", run_b)])
     try:
         metric = renamed(metric, [metrics_old] if metrics_old else [], new="--metric", old="--metrics")
         system_a = renamed(system_a, system_a_old, new="--baseline-system", old="--system-a")
@@ -167,6 +168,7 @@ def gate(
     fmt = output_format(fmt, out=out, kind="gate")
     try:
         fmt, verdict_file = _verdict_target(verdict, fmt, out)
+        check_paths([("--out", out), ("--verdict", verdict)], [("--baseline", baseline), ("--candidate", candidate)])
         system_baseline = renamed(
             system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline"
         )
@@ -229,6 +231,7 @@ def power(
     from harness.evaluation.power import power_plan
 
     fmt = output_format(fmt, as_json, out=out)
+    check_paths([("--out", out)], [("--run", run), ("--baseline", baseline)])
     try:
         system_baseline = renamed(
             system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline"
@@ -252,6 +255,20 @@ def power(
     emit("power", plan, fmt, out)
 
 
+def _recorded_goldset(run: Path) -> Path | None:
+    """The gold set a run record names (``manifest.json`` ``goldset.path``, found as the sweep finds it: as given,
+    then beside the runs folder, then in the record), for the output check; ``None`` when it cannot be read (the
+    sweep then says why)."""
+    try:
+        recorded = json.loads((run / "manifest.json").read_text("utf-8"))["goldset"]["path"]
+        cands = [Path(recorded)]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not cands[0].is_absolute():
+        cands += [run.parent.parent / recorded, run / recorded]
+    return next((c for c in cands if c.exists()), None)
+
+
 @app.command()
 def sweep(
     run: Path = typer.Option(..., "--run", help="Run record holding the systems to fuse."),
@@ -270,6 +287,7 @@ def sweep(
     from harness.evaluation.sweep import sweep as do_sweep
 
     fmt = output_format(fmt, as_json, out=out)
+    check_paths([("--out", out)], [("--run", run), ("--goldset", goldset or _recorded_goldset(run))])
     try:
         for flag, value, method in (("--w", w, "wsum"), ("--k", k, "rrf")):
             if value is not None and fusion != method:

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._checks import number
-from harness.cli._common import _fail, app, err_console
+from harness.cli._common import _fail, app, check_paths, err_console
 from harness.errors import HarnessError
 
 
@@ -32,6 +32,11 @@ def report(
 
     if out is None:
         out = "report.md" if fmt.lower() in ("markdown", "md") else "report.html"
+    based = [("--baseline", baseline)] if baseline is not None and Path(baseline).exists() else []
+    check_paths(
+        [("--out", out)],
+        [*(("RUNS", r) for r in runs), ("--known-item", known_item), ("--coverage", coverage), *based],
+    )
     try:
         path = write_report(
             runs, out, fmt=fmt, baseline=baseline, margin=margin, known_item=known_item, coverage=coverage

@@ -15,11 +15,13 @@ from harness.cli._common import (
     WORKDIR,
     _fail,
     app,
+    check_paths,
     detail,
     emit,
     is_quiet,
     notice,
     output_format,
+    plugin_files,
 )
 from harness.errors import HarnessError, HarnessInputError
 
@@ -122,10 +124,19 @@ def run(
     """Run systems on a gold set over a corpus, print the tables and write a run record."""
     from harness.evaluation.pipeline import RunOptions
     from harness.evaluation.pipeline import run as do_run
-    from harness.evaluation.runs import load_run
+    from harness.evaluation.runs import check_run_id, default_run_id, load_run
     from harness.retrieve.names import split_systems
 
     fmt = output_format(fmt, as_json, out=out)
+    run_id = default_run_id() if run_id is None else run_id
+    try:
+        check_run_id(runs_dir, run_id, overwrite=overwrite)
+    except HarnessError as exc:
+        _fail(exc)
+    check_paths(
+        [("--out", out), ("--run-id", runs_dir / run_id)],
+        [("--corpus", corpus), ("--goldset", goldset), *plugin_files(systems)],
+    )
     quiet = fmt != "table" or is_quiet()
     try:
         vector = vector_options(model, index_fraction, until, vector_backend, binarize, rescore)
@@ -194,9 +205,18 @@ def evaluate(
 ) -> None:
     """Score rankings produced by any other system with the same metrics and write a run record."""
     from harness.evaluation.pipeline import RunOptions, evaluate_rankings
-    from harness.evaluation.runs import load_run
+    from harness.evaluation.runs import check_run_id, default_run_id, load_run
 
     fmt = output_format(fmt, as_json, out=out)
+    run_id = default_run_id("eval") if run_id is None else run_id
+    try:
+        check_run_id(runs_dir, run_id, overwrite=overwrite)
+    except HarnessError as exc:
+        _fail(exc)
+    check_paths(
+        [("--out", out), ("--run-id", runs_dir / run_id)],
+        [("--goldset", goldset), ("--rankings", rankings), ("--corpus", corpus)],
+    )
     opts = RunOptions(
         doc_depth=doc_depth,
         chunk_depth=chunk_depth,

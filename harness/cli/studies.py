@@ -7,7 +7,19 @@ from pathlib import Path
 import typer
 
 from harness.cli._checks import at_least, int_list
-from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, _fail, app, emit, output_format, renamed
+from harness.cli._common import (
+    FORMAT,
+    RESULT_OUT,
+    WORKDIR,
+    _csv_ints,
+    _fail,
+    app,
+    check_paths,
+    emit,
+    output_format,
+    plugin_files,
+    renamed,
+)
 from harness.errors import HarnessError, HarnessInputError
 
 
@@ -56,6 +68,7 @@ def known_item(
 ) -> None:
     """Label-free known-item evaluation (chunk-as-query, hit@1 micro/macro, ICC, DEFF) on a corpus."""
     fmt = output_format(fmt, out=result_out, field="--result-out")
+    check_paths([("--out", out), ("--result-out", result_out)], [("--corpus", corpus), *plugin_files(systems)])
 
     from harness.cli.run import vector_options
     from harness.studies.known_item import run_chunk_size_sensitivity, run_known_item, run_study
@@ -152,6 +165,7 @@ def coverage_cmd(
     from harness.studies.coverage.suite import population_specs, run_suite
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
+    check_paths(_coverage_outputs(population, out, result_out, evidence_file), _coverage_inputs(population))
     try:
         k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
         b = renamed(b, b_old, new="--bootstrap-reps", old="--B")
@@ -179,3 +193,34 @@ def coverage_cmd(
     except HarnessError as exc:
         _fail(exc)
     emit("coverage-suite", res, fmt, result_out, path=out, field="--result-out")
+
+
+def _coverage_inputs(population: list[str]) -> list[tuple[str, Path]]:
+    """The files a coverage study reads: each CSV, and each known-item folder's ``per_document.jsonl`` and
+    ``summary.json`` (its own coverage files are written into that folder by default, so the folder itself is not
+    an input)."""
+    from harness.studies.coverage.suite import SYNTHETIC
+
+    files: list[tuple[str, Path]] = []
+    for src in population:
+        if src == SYNTHETIC:
+            continue
+        p = Path(src)
+        files += [("--population", p)] if src.lower().endswith(".csv") else [
+            ("--population", p / "per_document.jsonl"), ("--population", p / "summary.json")
+        ]  # fmt: skip
+    return files
+
+
+def _coverage_outputs(population: list[str], out: Path | None, result_out: str, evidence: Path | None) -> list:
+    """The paths a coverage study writes: its files in ``--out`` (one population: ``coverage.json``/``.csv`` and the
+    plots, by default in the population's folder; several: ``suite.json``/``.csv`` and ``populations/``),
+    ``--result-out`` and ``--evidence-file``."""
+    from harness.studies.coverage.suite import SYNTHETIC
+
+    own = len(population) == 1 and population[0] != SYNTHETIC and not population[0].lower().endswith(".csv")
+    folder = out if out is not None else (Path(population[0]) if own else None)
+    plots = [f"{kind}_vs_k.{ext}" for kind in ("coverage", "width") for ext in ("svg", "png")]
+    names = ("coverage.json", "coverage.csv", *plots, "suite.json", "suite.csv", "populations")
+    written = [] if folder is None else [("--out", folder / n) for n in names]
+    return [*written, ("--result-out", result_out), ("--evidence-file", evidence)]

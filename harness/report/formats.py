@@ -56,6 +56,7 @@ from harness.report.terminal import (
     run_warnings,
 )
 from harness.stats.methods import evidence_by_metric
+from harness.terminal_safe import json_controls, safe_console
 
 
 @dataclass(frozen=True)
@@ -162,8 +163,10 @@ def envelope(result: Result) -> dict:
 
 
 def format_json(result: Result, console: Console) -> None:
-    """The ``json`` format: :func:`envelope`, indented, UTF-8 characters kept."""
-    console.file.write(json.dumps(envelope(result), indent=2, ensure_ascii=False, default=str) + "\n")
+    """The ``json`` format: :func:`envelope`, indented, UTF-8 characters kept but control characters (JSON escapes
+    C0 itself; DEL, C1 and bidirectional controls too, :func:`harness.terminal_safe.json_controls`)."""
+    text = json.dumps(envelope(result), indent=2, ensure_ascii=False, default=str)
+    console.file.write(json_controls(text) + "\n")
 
 
 def format_markdown(result: Result, console: Console) -> None:
@@ -320,13 +323,13 @@ def emit(
     render = FORMATS[check_format(fmt, result.kind)]
     to_stdout = out is None or str(out) == "-"
     if to_stdout and fmt == "table":
-        format_table(result, console or Console(), warnings=err is None)
+        format_table(result, console or safe_console(), warnings=err is None)
     elif to_stdout:
-        render(result, console or Console())
+        render(result, console or safe_console())
     else:
         check_output(out, field=field)
         buf = io.StringIO()
-        render(result, Console(file=buf, width=150, color_system=None, force_terminal=False, soft_wrap=False))
+        render(result, safe_console(file=buf, width=150, color_system=None, force_terminal=False, soft_wrap=False))
         write_output(buf.getvalue(), out, field=field)
     if err is not None:
         for w in warnings_of(result):
