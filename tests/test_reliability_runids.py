@@ -2,7 +2,8 @@
 
 Before the fix a run id over 255 bytes gave a traceback (the folder name is too long for the file system), ids with a
 newline, a control character or only blanks were accepted as folder names, and a ``--runs-dir`` naming a file gave a
-traceback. :func:`harness.evaluation.runs.check_run_id` refuses them where ``run`` and ``evaluate`` start.
+traceback. :func:`harness.evaluation.runs.check_run_id` refuses them where ``run`` and ``evaluate`` start; an id may
+have 200 bytes (a folder name has 255, and the record is first written to a temporary sibling up to 22 bytes longer).
 """
 
 from __future__ import annotations
