@@ -398,8 +398,8 @@ def atomic_directory(
                     "is, nothing written"
                 ) from None
         except HarnessError as exc:  # name the user's path, not the temporary folder that is about to be deleted
-            if str(tmp) in str(exc):
-                raise type(exc)(f"{str(exc).replace(str(tmp), str(final))} (nothing written)") from None
+            if str(tmp) in str(exc):  # the same exception (its class and attributes kept), its message reworded
+                exc.args = (f"{str(exc).replace(str(tmp), str(final))} (nothing written)",)
             raise
         except OSError as exc:
             raise write_error(exc, final, field=field) from None

@@ -99,3 +99,15 @@ def test_every_console_print_is_escaped_after_layout():
     assert "line\nnext" in out  # a layout's line break is kept
     assert escape_controls("ok é ñ") == "ok é ñ"
     assert escape_controls("a\tb\x7f\x9b\u202e\n") == "a\\tb\\x7f\\x9b\\u202e\\n"
+
+
+def test_a_result_line_naming_an_output_with_a_newline_stays_one_line(tmp_path: Path):
+    (tmp_path / "a.qrels").write_text("1 0 ley-a 2\n")
+    (tmp_path / "q.tsv").write_text("1\taguas\n")
+    out = tmp_path / "gs\n\x1b[32mPASS"
+    r = CliRunner().invoke(app, ["goldset", "import", "--qrels", str(tmp_path / "a.qrels"), "--queries",
+                                 str(tmp_path / "q.tsv"), "--out", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    _clean(r.output)
+    assert [ln for ln in r.stdout.splitlines() if ln.strip()] == [ln for ln in r.stdout.splitlines() if "wrote" in ln]
+    assert "gs\\n\\x1b[32mPASS" in r.stdout

@@ -24,6 +24,7 @@ from harness.cli._common import (
     warn,
 )
 from harness.errors import HarnessError, HarnessInputError
+from harness.terminal_safe import escape_controls
 
 CORRECTION = typer.Option(
     None,
@@ -153,7 +154,8 @@ def goldset_apply(
 
 
 def _say(text: str, *, err: bool = False) -> None:
-    (err_console if err else console).print(text, markup=False, highlight=False, soft_wrap=True)
+    """One line (control characters from inputs, newlines included, escaped: :mod:`harness.terminal_safe`)."""
+    (err_console if err else console).print(escape_controls(text), markup=False, highlight=False, soft_wrap=True)
 
 
 @goldset_app.command("resolve")

@@ -151,6 +151,7 @@ def md(value) -> str:
 
 def rich_text(value) -> Text:
     """``str(value)`` as a rich :class:`~rich.text.Text` (never parsed as console markup, so ``[red]x`` or a trailing
-    backslash print as themselves), for table cells, headers and titles; control characters (ESC sequences,
-    newlines) are shown as escapes (:func:`harness.terminal_safe.escape_controls`)."""
-    return Text(escape_controls(str(value)))
+    backslash print as themselves), for table cells, headers and titles; control characters (ESC sequences, carriage
+    returns) are shown as escapes (:func:`harness.terminal_safe.escape_controls`), line breaks kept (a cell's
+    stacked lines; they stay inside the cell's borders)."""
+    return Text(escape_controls(str(value), keep="\n"))
