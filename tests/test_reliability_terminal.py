@@ -111,3 +111,19 @@ def test_a_result_line_naming_an_output_with_a_newline_stays_one_line(tmp_path: 
     _clean(r.output)
     assert [ln for ln in r.stdout.splitlines() if ln.strip()] == [ln for ln in r.stdout.splitlines() if "wrote" in ln]
     assert "gs\\n\\x1b[32mPASS" in r.stdout
+
+
+def test_a_progress_label_holding_a_plugin_name_is_escaped(monkeypatch):
+    """A system name reaches the known-item progress label (``known-item <name>``): before, ``[/x]`` in it was a
+    rich MarkupError and an ESC sequence went to the terminal."""
+    from rich.console import Console
+
+    import harness.progress as progress
+
+    buf = io.StringIO()
+    monkeypatch.setattr(progress, "_console", lambda: Console(file=buf, force_terminal=True, width=120))
+    with progress.progress_bar("known-item mine[/x]\x1b[1;32mPASS", 2) as advance:
+        advance(2)
+    with progress.stage("bm25 of mine[/x]\x1b[1;32mPASS"):
+        pass
+    assert "\x1b[1;32mPASS" not in buf.getvalue() and "mine[/x]\\x1b[1;32mPASS" in buf.getvalue()
