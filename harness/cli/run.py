@@ -124,15 +124,11 @@ def run(
     """Run systems on a gold set over a corpus, print the tables and write a run record."""
     from harness.evaluation.pipeline import RunOptions
     from harness.evaluation.pipeline import run as do_run
-    from harness.evaluation.runs import check_run_id, default_run_id, load_run
+    from harness.evaluation.runs import default_run_id, load_run
     from harness.retrieve.names import split_systems
 
     fmt = output_format(fmt, as_json, out=out)
-    run_id = default_run_id() if run_id is None else run_id
-    try:
-        check_run_id(runs_dir, run_id, overwrite=overwrite)
-    except HarnessError as exc:
-        _fail(exc)
+    run_id = default_run_id() if run_id is None else run_id  # the record's path, for the output check
     check_paths(
         [("--out", out), ("--run-id", runs_dir / run_id)],
         [("--corpus", corpus), ("--goldset", goldset), *plugin_files(systems)],
@@ -205,14 +201,10 @@ def evaluate(
 ) -> None:
     """Score rankings produced by any other system with the same metrics and write a run record."""
     from harness.evaluation.pipeline import RunOptions, evaluate_rankings
-    from harness.evaluation.runs import check_run_id, default_run_id, load_run
+    from harness.evaluation.runs import default_run_id, load_run
 
     fmt = output_format(fmt, as_json, out=out)
-    run_id = default_run_id("eval") if run_id is None else run_id
-    try:
-        check_run_id(runs_dir, run_id, overwrite=overwrite)
-    except HarnessError as exc:
-        _fail(exc)
+    run_id = default_run_id("eval") if run_id is None else run_id  # the record's path, for the output check
     check_paths(
         [("--out", out), ("--run-id", runs_dir / run_id)],
         [("--goldset", goldset), ("--rankings", rankings), ("--corpus", corpus)],
