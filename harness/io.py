@@ -18,7 +18,10 @@ POSIX only (Linux, macOS); on NFS, Linux maps ``flock`` to byte-range locks, whi
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import fcntl
+import functools
 import gzip
 import hashlib
 import json
@@ -31,7 +34,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessInputError
+from harness.errors import HarnessError, HarnessInputError
+from harness.inputs import read_input_bytes, read_input_text
 
 
 def sha256_file(path: str | Path, *, bufsize: int = 1 << 20) -> str:
@@ -60,8 +64,11 @@ def _umask() -> int:
 
 
 def stderr_notice(message: str) -> None:
-    """Write one notice line ``harness: <message>`` on stderr (the default ``log`` of the helpers below)."""
-    sys.stderr.write(f"harness: {message}\n")
+    """Write one notice line ``harness: <message>`` on stderr (the default ``log`` of the helpers below; control
+    characters escaped, :func:`harness.terminal_safe.escape_controls`)."""
+    from harness.terminal_safe import escape_controls
+
+    sys.stderr.write(f"harness: {escape_controls(message)}\n")
     sys.stderr.flush()
 
 
@@ -206,19 +213,29 @@ def file_lock(path: str | Path, *, log: Callable[[str], None] | None = stderr_no
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` via a temporary file in the same folder (:func:`temporary_path`) and an
-    atomic rename; stale temporaries of the same name left by dead processes are removed first."""
+    atomic rename; stale temporaries of the same name left by dead processes are removed first.
+
+    Raises:
+        HarnessError: the file system refuses the write (no space, read-only, permission, ...): one line naming
+            ``path`` and the cause (:func:`write_error`, exit 2); nothing is left behind.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_temporaries(path.parent, name=path.name)
-    tmp = temporary_path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        clean_stale_temporaries(path.parent, name=path.name)
+        tmp = temporary_path(path)
+    except OSError as exc:
+        raise write_error(exc, path) from None
     try:
         with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise write_error(exc, path) from None
         raise
 
 
@@ -236,22 +253,81 @@ def _resolved(path: str | Path) -> Path:
     return Path(os.path.realpath(os.path.abspath(path)))
 
 
+PathArg = tuple[str, str | os.PathLike | None]
+"""``(option as typed, path)``: how :func:`check_outputs` names a path in its messages (``("--out", "x.json")``)."""
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either is missing or unreadable: only the resolved names are compared
+        return False
+
+
+def _overlap(o: Path, i: Path) -> str | None:
+    """How output ``o`` meets input ``i`` (both resolved): ``"is"``, ``"lies inside"``, ``"contains"`` or ``None``."""
+    if o == i or _same_file(o, i):
+        return "is"
+    if o.is_relative_to(i):
+        return "lies inside"
+    if i.is_relative_to(o):
+        return "contains"
+    return None
+
+
+def _named(label: str, path) -> str:
+    return f"{label} {path}" if label else str(path)
+
+
+def check_outputs(outputs: Sequence[PathArg], inputs: Sequence[PathArg] = ()) -> None:
+    """Refuse, before any work, an output that would be written onto an input: the one check of every verb's
+    output paths (``--out``, ``--result-out``, the run record, ``--corpus-out``, ...) against its inputs.
+
+    Every path is resolved first (``os.path.realpath``: symbolic links in it, ``..``, relative paths), and two
+    existing paths that are one file (a hard link, another mount of it) count as equal. An output is refused when it
+    *is* an input, *lies inside* an input folder, or *contains* an input (a folder output replaced with
+    ``--overwrite`` would delete it); and when two outputs of the command are one path or one lies inside the other
+    (the second written would replace or change the first). A path given as ``None`` or ``-`` (stdout, stdin) is
+    skipped.
+
+    Args:
+        outputs: ``(option, path)`` of each path the command writes (a file or a folder).
+        inputs: ``(option, path)`` of each file or folder the command reads (``""`` as option: the path alone).
+
+    Raises:
+        HarnessInputError: one line naming both paths, e.g. ``--out DS/tiny.jsonl: is the input DATASET
+            DS/tiny.jsonl; refusing to write an output onto an input (choose a path outside every input)`` (exit 2).
+    """
+
+    def given(args: Sequence[PathArg]) -> list[tuple[str, object, Path]]:
+        return [(label, p, _resolved(p)) for label, p in args if p is not None and str(p) != "-"]
+
+    outs, ins = given(outputs), given(inputs)
+    for n, (olabel, opath, o) in enumerate(outs):
+        for ilabel, ipath, i in ins:
+            rel = _overlap(o, i)
+            if rel is not None:
+                raise HarnessInputError(
+                    f"{_named(olabel, opath)}: {rel} the input {_named(ilabel, ipath)}; refusing to write an output "
+                    "onto an input (choose a path outside every input)"
+                )
+        for olabel2, opath2, o2 in outs[n + 1 :]:
+            rel = _overlap(o, o2)
+            if rel is not None:
+                raise HarnessInputError(
+                    f"{_named(olabel, opath)}: {rel} {_named(olabel2, opath2)}, which this command writes too; "
+                    "give them apart"
+                )
+
+
 def check_output_location(out: str | Path, inputs: Sequence[str | Path | None] = (), *, field: str = "--out") -> None:
-    """Refuse an output folder that is, contains, or lies inside any of ``inputs`` (symbolic links resolved).
+    """Refuse an output folder that is, contains, or lies inside any of ``inputs`` (:func:`check_outputs` with
+    unnamed inputs).
 
     Raises:
         HarnessInputError: one line naming the output and the input it would overwrite.
     """
-    o = _resolved(out)
-    for inp in inputs:
-        if inp is None:
-            continue
-        i = _resolved(inp)
-        if o == i or i.is_relative_to(o) or o.is_relative_to(i):
-            rel = "is" if o == i else ("contains" if i.is_relative_to(o) else "lies inside")
-            raise HarnessInputError(
-                f"{field} {out}: {rel} the input {inp}; choose an output folder outside every input"
-            )
+    check_outputs([(field, out)], [("", i) for i in inputs])
 
 
 def is_harness_output(path: str | Path) -> bool:
@@ -297,50 +373,155 @@ def atomic_directory(
                 f"{field} {final}: not a folder harness wrote (no {OUTPUT_MARKER}); refusing to overwrite it: "
                 "delete it by hand if it is safe to, or choose another folder"
             )
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_path(final, directory=True)
-    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; give the final folder the usual permissions
+    start = _identity(final)  # the folder an overwrite may replace; None: nothing may be there at the end either
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temporary_path(final, directory=True)
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; give the final folder the usual permissions
+    except OSError as exc:
+        raise write_error(exc, final, field=field) from None
     aside: Path | None = None
     try:
-        yield tmp
-        if marker:
-            stamp = {"tool": "harness", "version": __version__, "kind": kind}
-            (tmp / OUTPUT_MARKER).write_text(json.dumps(stamp) + "\n", encoding="utf-8")
-        if final.exists():
-            aside = temporary_path(final, kind="old", directory=True)
-            os.replace(final, aside / "old")
-        os.replace(tmp, final)
+        try:
+            yield tmp
+            if marker:
+                stamp = {"tool": "harness", "version": __version__, "kind": kind}
+                (tmp / OUTPUT_MARKER).write_text(json.dumps(stamp) + "\n", encoding="utf-8")
+            if start is not None:
+                aside = temporary_path(final, kind="old", directory=True)
+                _move_aside(final, aside / "old", start, field=field)
+            try:
+                rename_noreplace(tmp, final)
+            except FileExistsError:
+                raise HarnessInputError(
+                    f"{field} {final}: appeared while this command ran (another process wrote it); left it as it "
+                    "is, nothing written"
+                ) from None
+        except HarnessError as exc:  # name the user's path, not the temporary folder that is about to be deleted
+            if str(tmp) in str(exc):  # the same exception (its class and attributes kept), its message reworded
+                exc.args = (f"{str(exc).replace(str(tmp), str(final))} (nothing written)",)
+            raise
+        except OSError as exc:
+            raise write_error(exc, final, field=field) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        if aside is not None and (aside / "old").exists() and not final.exists():
-            os.replace(aside / "old", final)
+        if aside is not None and (aside / "old").exists():
+            with contextlib.suppress(OSError):  # put the old folder back, unless something took its place
+                rename_noreplace(aside / "old", final)
         raise
     finally:
         if aside is not None:
             shutil.rmtree(aside, ignore_errors=True)
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    """``(device, inode)`` of an existing folder (links not followed), or ``None``."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _move_aside(final: Path, aside: Path, start: tuple[int, int], *, field: str) -> None:
+    """Move the folder an overwrite replaces out of the way, only if it is still the one found at the start."""
+    try:
+        os.rename(final, aside)
+    except FileNotFoundError:
+        return  # removed meanwhile: the new folder goes in only if nothing else appears (rename_noreplace)
+    if _identity(aside) != start:
+        with contextlib.suppress(OSError):
+            rename_noreplace(aside, final)
+        raise HarnessInputError(
+            f"{field} {final}: replaced by another process while this command ran; left it as it is, nothing written"
+        )
+
+
+_RENAME_NOREPLACE = 1  # linux/fs.h
+
+
+def rename_noreplace(src: str | Path, dst: str | Path) -> None:
+    """Rename ``src`` to ``dst`` atomically unless ``dst`` exists (then ``FileExistsError``; nothing is replaced).
+
+    Linux ``renameat2(RENAME_NOREPLACE)`` (glibc 2.28+); where it is missing or the file system refuses it, an
+    exclusive ``mkdir(dst)`` claims the name and the rename replaces that empty claim (folders only; a second
+    writer's ``mkdir`` fails meanwhile).
+
+    Raises:
+        FileExistsError: ``dst`` exists. OSError: any other failure of the rename.
+    """
+    src, dst = os.fsencode(src), os.fsencode(dst)
+    fn = getattr(_libc(), "renameat2", None)
+    if fn is not None:
+        if fn(-100, src, -100, dst, _RENAME_NOREPLACE) == 0:  # -100: AT_FDCWD
+            return
+        err = ctypes.get_errno()
+        if err == errno.EEXIST:
+            raise FileExistsError(err, os.strerror(err), os.fsdecode(dst))
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+            raise OSError(err, os.strerror(err), os.fsdecode(dst))
+    if not os.path.isdir(src):
+        raise OSError(errno.ENOTSUP, "no atomic rename without replacing here", os.fsdecode(dst))
+    os.mkdir(dst)  # FileExistsError when taken
+    try:
+        os.rename(src, dst)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.rmdir(dst)
+        raise
+
+
+@functools.cache
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EMLINK,
+                 errno.EFBIG, errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EEXIST}  # fmt: skip
+
+
+def write_error(exc: OSError, path: str | Path, *, field: str | None = None) -> HarnessError | OSError:
+    """The one-line error (exit 2) for an ``OSError`` met while writing the output ``path``: the real cause
+    (``No space left on device``, ``Read-only file system``, ``Permission denied``, ``Too many links`` for a full
+    folder) and the user's path, never a temporary name; ``exc`` itself when it is not a file-system condition."""
+    if exc.errno not in _WRITE_ERRNOS:
+        return exc
+    where = f"{field} {path}" if field else str(path)
+    return HarnessError(f"{where}: cannot write ({exc.strerror or exc}); nothing written")
+
+
 def read_jsonl(path: str | Path) -> list[tuple[int, dict]]:
     """Read a JSONL file (gzip-compressed when its name ends in ``.gz``) into ``(line_number, object)`` pairs
-    (1-based line numbers, blank lines skipped).
+    (1-based line numbers, blank lines skipped); a regular file or a pipe, never a device
+    (:func:`harness.inputs.read_input_bytes`).
 
     Raises:
         HarnessInputError: missing file, non-UTF-8 bytes, a line that is not JSON or not an object
             (message ``<file>:<line>: ...``).
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-        if path.suffix == ".gz":
+    data = read_input_bytes(path)
+    if path.suffix == ".gz":
+        try:
             data = gzip.decompress(data)
-    except FileNotFoundError:
-        raise HarnessInputError(f"{path}: file not found") from None
-    except (OSError, EOFError) as exc:
-        raise HarnessInputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+        except (OSError, EOFError) as exc:
+            raise HarnessInputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise HarnessInputError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+    return parse_jsonl(text, path)
+
+
+def parse_jsonl(text: str, path: str | Path) -> list[tuple[int, dict]]:
+    """JSONL ``text`` (read from ``path``, named in messages) as :func:`read_jsonl` returns it.
+
+    Raises:
+        HarnessInputError: a line that is not JSON or not an object (``<file>:<line>: ...``).
+    """
     out: list[tuple[int, dict]] = []
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -363,10 +544,6 @@ def read_json(path: str | Path) -> Any:
     """
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise HarnessInputError(f"{path}: file not found") from None
-    except UnicodeDecodeError as exc:
-        raise HarnessInputError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+        return json.loads(read_input_text(path))
     except json.JSONDecodeError as exc:
         raise HarnessInputError(f"{path}: malformed JSON ({exc.msg} at line {exc.lineno})") from None

@@ -159,6 +159,16 @@ def _console():
     return console if console.is_terminal else None
 
 
+def _head(label: str) -> str:
+    """The bold label column: a label may hold a system name (a plugin's), so its markup and control characters are
+    escaped (:func:`harness.terminal_safe.escape_controls`)."""
+    from rich.markup import escape
+
+    from harness.terminal_safe import escape_controls
+
+    return "[bold]" + escape(escape_controls(label))
+
+
 @contextlib.contextmanager
 def progress_bar(label: str, total: int, *, enabled: bool = True) -> Iterator[Callable[[int], None] | None]:
     """A progress bar for ``total`` units: yields ``advance(n)`` (thread-safe), or ``None`` when the display is off
@@ -179,7 +189,7 @@ def progress_bar(label: str, total: int, *, enabled: bool = True) -> Iterator[Ca
 
     lock = threading.Lock()
     with Progress(
-        f"[bold]{label}",
+        _head(label),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -211,6 +221,6 @@ def stage(label: str, *, enabled: bool = True) -> Iterator[None]:
         return
     from rich.progress import Progress, SpinnerColumn, TimeElapsedColumn
 
-    with Progress(SpinnerColumn(), f"[bold]{label}", TimeElapsedColumn(), transient=True, console=console) as prog:
+    with Progress(SpinnerColumn(), _head(label), TimeElapsedColumn(), transient=True, console=console) as prog:
         prog.add_task(label, total=None)
         yield

@@ -17,10 +17,10 @@ from importlib import metadata
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from harness import progress
 from harness.errors import HarnessError, HarnessInputError
+from harness.terminal_safe import escape_controls, safe_console
 
 #: The distribution name on PyPI (``pip install harness-rag-eval``); the import package stays ``harness``. Chosen as
 #: unregistered on 2026-12-01 against an offline copy of PyPI's name list (the name ``harness`` belongs to an
@@ -55,8 +55,8 @@ goldset_app = HarnessTyper(no_args_is_help=True, help="Gold-set maintenance.")
 app.add_typer(goldset_app, name="goldset")
 
 _WIDTH = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "150"))
-console = Console(width=_WIDTH)
-err_console = Console(stderr=True, width=_WIDTH)
+console = safe_console(width=_WIDTH)  # every printed string has its control characters escaped (issue 26)
+err_console = safe_console(stderr=True, width=_WIDTH)
 
 _VERBOSITY = {"quiet": False, "verbose": False}
 
@@ -85,7 +85,7 @@ def is_verbose() -> bool:
 
 
 def _err(text: str) -> None:
-    err_console.print(text, markup=False, highlight=False, soft_wrap=True)
+    err_console.print(escape_controls(text), markup=False, highlight=False, soft_wrap=True)
 
 
 def notice(text: str) -> None:
@@ -189,7 +189,7 @@ RUNS_DIR = typer.Option(Path("runs"), "--runs-dir", help="Where run records go."
 
 
 def _fail(exc: HarnessError) -> None:
-    err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+    err_console.print(f"error: {escape_controls(str(exc))}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(exc.exit_code)
 
 
@@ -227,6 +227,25 @@ def output_format(
     fmt = check_format(fmt, kind)  # a HarnessError: one line and exit 2 (the commands' one handler)
     check_output(out, field=field)
     return fmt
+
+
+def check_paths(outputs, inputs=()) -> None:
+    """Refuse, before the verb does any work, an output written onto one of its inputs (exit 2, one line naming
+    both paths): :func:`harness.io.check_outputs` over ``(option, path)`` pairs; ``None`` and ``-`` are skipped."""
+    from harness.io import check_outputs
+
+    try:
+        check_outputs(outputs, inputs)
+    except HarnessError as exc:
+        _fail(exc)
+
+
+def plugin_files(systems: str | None) -> list[tuple[str, str]]:
+    """``("--systems", FILE.py)`` for each retriever or reranker file a ``--systems`` value names (``py:FILE.py:ATTR``):
+    inputs of the verb, which no output may replace."""
+    import re
+
+    return [("--systems", f) for f in re.findall(r"py:([^:,\[\]]+\.py):", systems or "")]
 
 
 def emit(kind: str, value, fmt: str, out: str, *, path=None, field: str = "--out") -> None:

@@ -14,6 +14,7 @@ from harness.cli._common import (
     RESULT_OUT,
     _fail,
     app,
+    check_paths,
     console,
     emit,
     err_console,
@@ -23,6 +24,7 @@ from harness.cli._common import (
     warn,
 )
 from harness.errors import HarnessInputError
+from harness.terminal_safe import escape_controls
 
 CORRECTION = typer.Option(
     None,
@@ -54,6 +56,12 @@ def _correction_files(paths: list[Path] | None, author: str | None, description:
     return [read_correction_file(p, author=author, description=description) for p in paths]
 
 
+def _inputs(dataset, corpus, contract, correction, impact) -> list[tuple[str, Path]]:
+    """``(option, path)`` of each input of ``validate`` and ``goldset apply`` (for :func:`check_paths`)."""
+    many = [("--correction", p) for p in correction or ()] + [("--impact", p) for p in impact or ()]
+    return [("DATASET", dataset), ("--corpus", corpus), ("--contract", contract), *many]
+
+
 @app.command()
 def validate(
     dataset: Path = typer.Argument(..., help="Dataset folder (*.meta.json + records JSONL) or a records JSONL."),
@@ -79,6 +87,10 @@ def validate(
     from harness.validate import validate as do_validate
 
     fmt = output_format(fmt, as_json, out=out, kind="validation")
+    check_paths(
+        [("--out", out)],
+        _inputs(dataset, corpus, contract, correction, impact),
+    )
     files = _correction_files(correction, author, description)
     report = do_validate(dataset, corpus_dir=corpus, correction=files, contract=contract, impact=_impact(impact))
     note = report.skipped_note()
@@ -117,6 +129,10 @@ def goldset_apply(
     from harness.curation.apply import apply_correction
 
     fmt = output_format(fmt, out=result_out, field="--result-out", kind="goldset-apply")
+    check_paths(
+        [("--out", out), ("--result-out", result_out)],
+        _inputs(dataset, corpus, contract, correction, impact),
+    )
     files = _correction_files(correction, author, description)
     res = apply_correction(
         dataset,
@@ -139,7 +155,8 @@ def _impact(runs: list[Path] | None):
 
 
 def _say(text: str, *, err: bool = False) -> None:
-    (err_console if err else console).print(text, markup=False, highlight=False, soft_wrap=True)
+    """One line (control characters from inputs, newlines included, escaped: :mod:`harness.terminal_safe`)."""
+    (err_console if err else console).print(escape_controls(text), markup=False, highlight=False, soft_wrap=True)
 
 
 @goldset_app.command("resolve")
@@ -162,6 +179,7 @@ def goldset_resolve(
     from harness.curation.resolve import ResolveError, resolve_goldset
     from harness.report.validation import render
 
+    check_paths([("--out", out)], [("RECORDS", records), ("--corpus", corpus), ("--contract", contract)])
     try:
         res = resolve_goldset(records, corpus, out, chunker=chunker, name=name, version=version, contract=contract)
     except ResolveError as exc:
@@ -215,6 +233,10 @@ def goldset_import(
     if beir is not None:
         if qrels is not None or queries is not None or corpus is not None:
             raise HarnessInputError("--beir: give either --beir DIR or --qrels FILE --queries FILE, not both")
+        check_paths(
+            [("--out", out), ("--corpus-out", corpus_out or out.with_name(out.name + "-corpus"))],
+            [("--beir", beir)],
+        )
         res = import_beir(
             beir,
             out,
@@ -231,6 +253,7 @@ def goldset_import(
             raise HarnessInputError("--qrels: give --qrels FILE and --queries FILE (or --beir DIR)")
         if corpus_out is not None:
             raise HarnessInputError("--corpus-out: only a BEIR import writes a corpus folder")
+        check_paths([("--out", out)], [("--qrels", qrels), ("--queries", queries), ("--corpus", corpus)])
         res = import_qrels(
             qrels,
             queries,

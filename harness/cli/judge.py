@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import typer
 
 from harness.cli._checks import at_least, number
-from harness.cli._common import FORMAT, JSON_ALIAS, OUT, app, emit, err_console, output_format, renamed
+from harness.cli._common import FORMAT, JSON_ALIAS, OUT, app, check_paths, emit, err_console, output_format, renamed
 from harness.errors import HarnessError, HarnessInputError
 
 ALLOW_UNHASHED = typer.Option(
@@ -64,6 +64,7 @@ def compare(
     from harness.evaluation.subset import Subset, load_restricted
 
     fmt = output_format(fmt, as_json, out=out, kind="comparison")
+    check_paths([("--out", out)], [("RUN_A", run_a), ("RUN_B", run_b)])
     metric = renamed(metric, [metrics_old] if metrics_old else [], new="--metric", old="--metrics")
     system_a = renamed(system_a, system_a_old, new="--baseline-system", old="--system-a")
     system_b = renamed(system_b, system_b_old, new="--candidate-system", old="--system-b")
@@ -174,6 +175,7 @@ def gate(
 
     fmt = output_format(fmt, out=out, kind="gate")
     fmt, verdict_file = _verdict_target(verdict, fmt, out)
+    check_paths([("--out", out), ("--verdict", verdict)], [("--baseline", baseline), ("--candidate", candidate)])
     system_baseline = renamed(system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline")
     system_candidate = renamed(
         system_candidate, system_candidate_old, new="--candidate-system", old="--system-candidate"
@@ -235,6 +237,7 @@ def power(
     from harness.evaluation.power import power_plan
 
     fmt = output_format(fmt, as_json, out=out, kind="power")
+    check_paths([("--out", out)], [("--run", run), ("--baseline", baseline)])
     system_baseline = renamed(system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline")
     if sided not in ("one", "two"):
         raise HarnessError(f"--sided: {sided!r} is not one of one, two")
@@ -251,6 +254,20 @@ def power(
         split=split,
     )
     emit("power", plan, fmt, out)
+
+
+def _recorded_goldset(run: Path) -> Path | None:
+    """The gold set a run record names (``manifest.json`` ``goldset.path``, found as the sweep finds it: as given,
+    then beside the runs folder, then in the record), for the output check; ``None`` when it cannot be read (the
+    sweep then says why)."""
+    try:
+        recorded = json.loads((run / "manifest.json").read_text("utf-8"))["goldset"]["path"]
+        cands = [Path(recorded)]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not cands[0].is_absolute():
+        cands += [run.parent.parent / recorded, run / recorded]
+    return next((c for c in cands if c.exists()), None)
 
 
 @app.command()
@@ -290,6 +307,7 @@ def sweep(
     from harness.evaluation.sweep_multi import multi_sweep
 
     fmt = output_format(fmt, as_json, out=out, kind="sweep" if level is not None else "sweep-multi")
+    check_paths([("--out", out)], [("--run", run), ("--goldset", goldset or _recorded_goldset(run))])
     methods = [x.strip() for x in fusion.split(",") if x.strip()]
     for flag, value, method in (("--w", w, "wsum"), ("--k", k, "rrf")):
         if value is not None and method not in methods:

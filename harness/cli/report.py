@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._checks import number
-from harness.cli._common import app, err_console
+from harness.cli._common import app, check_paths, err_console
 
 
 @app.command()
@@ -54,6 +54,11 @@ def report(
 
     if out is None:
         out = f"report.{FORMATS[check_format(fmt, REPORT)].extension}"
+    based = [("--baseline", baseline)] if baseline is not None and Path(baseline).exists() else []
+    check_paths(
+        [("--out", out)],
+        [*(("RUNS", r) for r in runs), ("--known-item", known_item), ("--coverage", coverage), *based],
+    )
     subset = Subset.of(qids, category)
     metrics = chosen_metrics(metric, option="--metric")
     path = write_report(

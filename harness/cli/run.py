@@ -14,11 +14,13 @@ from harness.cli._common import (
     RUNS_DIR,
     WORKDIR,
     app,
+    check_paths,
     detail,
     emit,
     is_quiet,
     notice,
     output_format,
+    plugin_files,
 )
 from harness.errors import HarnessInputError
 
@@ -151,11 +153,16 @@ def run(
     from harness.evaluation.metric_choice import chosen_metrics
     from harness.evaluation.pipeline import RunOptions
     from harness.evaluation.pipeline import run as do_run
-    from harness.evaluation.runs import load_run
+    from harness.evaluation.runs import default_run_id, load_run
     from harness.evaluation.subset import Subset
     from harness.retrieve.names import split_systems
 
     fmt = output_format(fmt, as_json, out=out, kind="run")
+    run_id = default_run_id() if run_id is None else run_id  # the record's path, for the output check
+    check_paths(
+        [("--out", out), ("--run-id", runs_dir / run_id)],
+        [("--corpus", corpus), ("--goldset", goldset), *plugin_files(systems)],
+    )
     quiet = is_quiet()  # stage and progress lines go to stderr whatever --format is (never silent in CI)
     vector = vector_options(model, index_fraction, until, vector_backend, binarize, rescore)
     opts = RunOptions(
@@ -227,10 +234,15 @@ def evaluate(
     """Score rankings produced by any other system with the same metrics and write a run record."""
     from harness.evaluation.metric_choice import chosen_metrics
     from harness.evaluation.pipeline import RunOptions, evaluate_rankings
-    from harness.evaluation.runs import load_run
+    from harness.evaluation.runs import default_run_id, load_run
     from harness.evaluation.subset import Subset
 
     fmt = output_format(fmt, as_json, out=out, kind="run")
+    run_id = default_run_id("eval") if run_id is None else run_id  # the record's path, for the output check
+    check_paths(
+        [("--out", out), ("--run-id", runs_dir / run_id)],
+        [("--goldset", goldset), ("--rankings", rankings), ("--corpus", corpus)],
+    )
     opts = RunOptions(
         doc_depth=doc_depth,
         chunk_depth=chunk_depth,

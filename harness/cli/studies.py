@@ -7,7 +7,18 @@ from pathlib import Path
 import typer
 
 from harness.cli._checks import at_least, int_list
-from harness.cli._common import FORMAT, RESULT_OUT, WORKDIR, _csv_ints, app, emit, output_format, renamed
+from harness.cli._common import (
+    FORMAT,
+    RESULT_OUT,
+    WORKDIR,
+    _csv_ints,
+    app,
+    check_paths,
+    emit,
+    output_format,
+    plugin_files,
+    renamed,
+)
 from harness.errors import HarnessInputError
 
 
@@ -69,6 +80,7 @@ def known_item(
 ) -> None:
     """Label-free known-item evaluation (chunk-as-query, hit@1 micro/macro, ICC, DEFF) on a corpus."""
     fmt = output_format(fmt, out=result_out, field="--result-out")
+    check_paths([("--out", out), ("--result-out", result_out)], [("--corpus", corpus), *plugin_files(systems)])
 
     from harness.cli.run import vector_options
     from harness.studies.known_item import run_chunk_size_sensitivity, run_known_item, run_study
@@ -173,6 +185,7 @@ def coverage_cmd(
     from harness.studies.options import CoverageOptions
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
+    check_paths(_coverage_outputs(population, out, result_out, evidence_file), _coverage_inputs(population))
     if run is not None:
         args = (run, population, reps, b, seed, sampling, write_evidence, evidence_file, description)
         _design_coverage(*args, fmt, result_out)
@@ -233,3 +246,34 @@ def _design_coverage(run, population, reps, b, seed, sampling, write_evidence, e
         entry = design_entry(res, description=description, generated_by=f"{command} --reps {reps}")
         res.files.append(str(write_design_evidence(entry, *([] if evidence_file is None else [evidence_file]))))
     emit("coverage-design", res, fmt, out, path=None, field="--result-out")
+
+
+def _coverage_inputs(population: list[str]) -> list[tuple[str, Path]]:
+    """The files a coverage study reads: each CSV, and each known-item folder's ``per_document.jsonl`` and
+    ``summary.json`` (its own coverage files are written into that folder by default, so the folder itself is not
+    an input)."""
+    from harness.studies.coverage.suite import SYNTHETIC
+
+    files: list[tuple[str, Path]] = []
+    for src in population:
+        if src == SYNTHETIC:
+            continue
+        p = Path(src)
+        files += [("--population", p)] if src.lower().endswith(".csv") else [
+            ("--population", p / "per_document.jsonl"), ("--population", p / "summary.json")
+        ]  # fmt: skip
+    return files
+
+
+def _coverage_outputs(population: list[str], out: Path | None, result_out: str, evidence: Path | None) -> list:
+    """The paths a coverage study writes: its files in ``--out`` (one population: ``coverage.json``/``.csv`` and the
+    plots, by default in the population's folder; several: ``suite.json``/``.csv`` and ``populations/``),
+    ``--result-out`` and ``--evidence-file``."""
+    from harness.studies.coverage.suite import SYNTHETIC
+
+    own = len(population) == 1 and population[0] != SYNTHETIC and not population[0].lower().endswith(".csv")
+    folder = out if out is not None else (Path(population[0]) if own else None)
+    plots = [f"{kind}_vs_k.{ext}" for kind in ("coverage", "width") for ext in ("svg", "png")]
+    names = ("coverage.json", "coverage.csv", *plots, "suite.json", "suite.csv", "populations")
+    written = [] if folder is None else [("--out", folder / n) for n in names]
+    return [*written, ("--result-out", result_out), ("--evidence-file", evidence)]

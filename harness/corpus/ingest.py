@@ -30,8 +30,8 @@ import apsw
 from harness.corpus.chunker import Chunker, get_chunker
 from harness.corpus.source import CorpusSource, DocMeta, iter_document_chunks, scan_corpus
 from harness.corpus.store import DAMAGE_ERRORS, CorpusManifest, open_db, read_manifest, write_manifest
-from harness.errors import HarnessInputError
-from harness.io import clean_stale_temporaries, file_lock, stderr_notice
+from harness.errors import HarnessError, HarnessInputError
+from harness.io import clean_stale_temporaries, file_lock, stderr_notice, write_error
 from harness.progress import progress_bar
 
 __all__ = [
@@ -239,8 +239,34 @@ def _build(source: CorpusSource, chunker: Chunker, db_path: Path, *, progress: b
             write_manifest(conn, manifest)
         conn.close()
         os.replace(tmp, db_path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+    except BaseException as exc:
+        for p in (tmp, *(tmp.with_name(tmp.name + s) for s in _SQLITE_SIDE_FILES)):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+        cause = storage_cause(exc)
+        if cause is not None:
+            raise HarnessError(
+                f"{db_path}: cannot write the corpus database ({cause}); nothing written: free space or choose "
+                "another --workdir"
+            ) from None
         raise
     return manifest
+
+
+def storage_cause(exc: BaseException) -> str | None:
+    """The storage condition behind a failed write, looked for along the exception's chain (a full disk first
+    raises ``apsw.FullError`` inside a transaction, and the rollback that follows may raise "cannot rollback" over
+    it): ``"database or disk is full"``, the ``strerror`` of a file-system ``OSError`` (:func:`harness.io.write_error`:
+    no space, read-only, permission, quota), SQLite's read-only or I/O error; ``None`` for anything else."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, apsw.FullError):
+            return "database or disk is full"
+        if isinstance(e, apsw.ReadOnlyError | apsw.IOError | apsw.CantOpenError):
+            return str(e).split(": ", 1)[-1] or type(e).__name__
+        if isinstance(e, OSError) and isinstance(write_error(e, "-"), HarnessError):
+            return e.strerror or str(e)
+        e = e.__cause__ or e.__context__
+    return None

@@ -46,7 +46,9 @@ from harness.errors import HarnessInputError
 from harness.goldset.io import format_validation_error
 from harness.goldset.schema import GoldRecord
 from harness.ids import check_item_id
-from harness.io import atomic_directory, read_jsonl, sha256_file
+from harness.inputs import input_sha256, read_input_text
+from harness.io import atomic_directory, parse_jsonl, read_jsonl, sha256_file
+from harness.nfc import nfc
 
 __all__ = ["Imported", "import_beir", "import_qrels", "read_queries", "read_trec_qrels", "write_beir_corpus"]
 
@@ -97,13 +99,9 @@ def _add(out: Judgements, path: Path, line: int, qid: str, docid: str, rel_text:
     out[qid].setdefault(docid, (rel, line))
 
 
-def _lines(path: Path) -> list[tuple[int, str]]:
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise HarnessInputError(f"{path}: file not found") from None
-    except UnicodeDecodeError as exc:
-        raise HarnessInputError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+def _lines(path: Path, text: str | None = None) -> list[tuple[int, str]]:
+    """The non-blank lines of ``path`` (read once: a pipe cannot be read twice; :func:`read_input_text`)."""
+    text = read_input_text(path) if text is None else text
     return [(i, ln) for i, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
 
 
@@ -154,11 +152,12 @@ def read_queries(path: str | Path) -> dict[str, str]:
     """
     path = Path(path)
     out: dict[str, tuple[str, int]] = {}
-    lines = _lines(path)
+    text = read_input_text(path)
+    lines = _lines(path, text)
     as_jsonl = path.suffix in (".jsonl", ".json") or (bool(lines) and lines[0][1].lstrip().startswith("{"))
     rows: list[tuple[int, str, object]] = []
     if as_jsonl:
-        for i, obj in read_jsonl(path):
+        for i, obj in parse_jsonl(text, path):
             rows.append((i, _jsonl_id(path, i, obj), obj.get("text")))
     else:
         for i, ln in lines:
@@ -312,9 +311,9 @@ def import_qrels(
     authoring = {
         "method": "harness goldset import (TREC qrels)",
         "qrels": qrels.name,
-        "qrels_sha256": sha256_file(qrels),
+        "qrels_sha256": input_sha256(qrels),
         "queries": queries.name,
-        "queries_sha256": sha256_file(queries),
+        "queries_sha256": input_sha256(queries),
         "required_rel": required_rel,
     }
     return _finish(
@@ -357,11 +356,17 @@ def write_beir_corpus(corpus_jsonl: str | Path, folder: Path) -> int:
     path = Path(corpus_jsonl)
     meta = []
     seen: dict[str, int] = {}
+    seen_raw: set[str] = set()
     for i, obj in read_jsonl(path):
         doc_id = _jsonl_id(path, i, obj, document=True)
-        if doc_id in seen:
-            raise HarnessInputError(f"{path}:{i}: document {doc_id}: repeated _id (first at line {seen[doc_id]})")
-        seen[doc_id] = i
+        key = nfc(doc_id)  # the corpus reads ids in NFC: two forms of one id are one id
+        if key in seen:
+            form = "" if doc_id in seen_raw else " in Unicode NFC, as the corpus reads ids"
+            raise HarnessInputError(
+                f"{path}:{i}: document {ascii(doc_id)}: repeated _id (the same as at line {seen[key]}{form})"
+            )
+        seen[key] = i
+        seen_raw.add(doc_id)
         title, text = obj.get("title") or "", obj.get("text") or ""
         if not isinstance(title, str) or not isinstance(text, str):
             raise HarnessInputError(f"{path}:{i}: document {doc_id}: fields title and text must be strings")
@@ -428,8 +433,8 @@ def import_beir(
         "method": f"harness goldset import (BEIR, split {split})",
         "beir": beir.resolve().name,
         "corpus_sha256": sha256_file(beir / "corpus.jsonl"),
-        "queries_sha256": sha256_file(beir / "queries.jsonl"),
-        "qrels_sha256": sha256_file(qrels_path),
+        "queries_sha256": input_sha256(beir / "queries.jsonl"),
+        "qrels_sha256": input_sha256(qrels_path),
         "required_rel": required_rel,
     }
     try:

@@ -310,7 +310,7 @@ def run(
     plan = plan_systems(systems, defaults=options.system_defaults)
     timings: dict[str, float] = {}
     peak: dict[str, float] = {}
-    run_id = run_id or default_run_id()
+    run_id = default_run_id() if run_id is None else run_id
     check_run_id(runs_dir, run_id, overwrite=overwrite)
     t0 = time.perf_counter()
     goldset = load_goldset(goldset_path)
@@ -466,7 +466,7 @@ def evaluate_rankings(
             ``warnings``.
     """
     options = grow_depths(options or RunOptions(), log)
-    run_id = run_id or default_run_id("eval")
+    run_id = default_run_id("eval") if run_id is None else run_id
     check_run_id(runs_dir, run_id, overwrite=overwrite)
     goldset = load_goldset(goldset_path)
     split_qids = split_slice(goldset, options.split)

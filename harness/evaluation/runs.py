@@ -30,6 +30,7 @@ import datetime as dt
 import json
 import platform
 import subprocess
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
@@ -54,6 +55,8 @@ __all__ = [
     "RunRecord",
     "check_comparable",
     "check_run_id",
+    "check_run_id_text",
+    "check_runs_dir",
     "check_hashed",
     "default_run_id",
     "git_commit",
@@ -163,8 +166,7 @@ def write_run_record(
             not a plain folder name; a content out of its declared
             range (naming the file and field).
     """
-    if not run_id or "/" in run_id or run_id.startswith("."):
-        raise HarnessInputError(f"run id {run_id!r}: must be a plain folder name")
+    check_run_id_text(run_id)
     final = Path(runs_dir) / run_id
     if isinstance(manifest, dict):
         manifest = validated(Manifest, portable_manifest(manifest), final / "manifest.json")
@@ -425,12 +427,16 @@ def check_comparable(a: RunRecord, b: RunRecord, *, chunkers_may_differ: bool = 
 
 
 def check_run_id(runs_dir: str | Path, run_id: str, *, overwrite: bool = False) -> None:
-    """Refuse, before any work, a run id whose record cannot be written: one that exists (without ``overwrite``),
-    or that exists and is not a folder harness wrote (no output marker; :func:`harness.io.is_harness_output`).
+    """Refuse, before any work, a run id whose record cannot be written: one that is not a plain folder name
+    (:func:`check_run_id_text`), a ``runs_dir`` that is not a folder (:func:`check_runs_dir`), a record that exists
+    (without ``overwrite``), or that exists and is not a folder harness wrote (no output marker;
+    :func:`harness.io.is_harness_output`).
 
     Raises:
         HarnessInputError: one line naming the folder and what to do (exit 2).
     """
+    check_run_id_text(run_id)
+    check_runs_dir(runs_dir)
     final = Path(runs_dir) / run_id
     if not (final.exists() or final.is_symlink()):
         return
@@ -443,3 +449,48 @@ def check_run_id(runs_dir: str | Path, run_id: str, *, overwrite: bool = False) 
         raise HarnessInputError(
             f"--run-id {final}: not a run record harness wrote (no {OUTPUT_MARKER}); refusing to overwrite it"
         )
+
+
+#: The longest run id, in UTF-8 bytes: a folder name has at most 255 (NAME_MAX of Linux and macOS file systems) and
+#: the record is first written to a temporary sibling named ``.<id>.<pid>-<8 random>.tmp`` (up to 22 bytes more;
+#: :func:`harness.io.temporary_path`).
+RUN_ID_MAX_BYTES = 200
+
+
+def check_run_id_text(run_id: str) -> None:
+    """Refuse a run id that is not a plain folder name: empty or blank, longer than :data:`RUN_ID_MAX_BYTES` bytes
+    in UTF-8, with a ``/``, a control character (newline, tab, ESC, any of Unicode category Cc) or leading or
+    trailing white space, or starting with ``.`` (hidden, and ``..``).
+
+    Raises:
+        HarnessInputError: one line naming ``--run-id`` and what is wrong (the id shown escaped and cut), exit 2.
+    """
+    shown = ascii(run_id if len(run_id) <= 60 else run_id[:60] + "...")
+    size = len(run_id.encode("utf-8", "surrogatepass"))
+    bad = next((ch for ch in run_id if unicodedata.category(ch) in ("Cc", "Cs")), None)
+    why = (
+        "is empty or blank" if not run_id.strip()
+        else f"is {size} bytes long in UTF-8, over the {RUN_ID_MAX_BYTES} a run id may have" if size > RUN_ID_MAX_BYTES
+        else f"contains the control character U+{ord(bad):04X}" if bad is not None
+        else "contains '/'" if "/" in run_id
+        else "starts with '.'" if run_id.startswith(".")
+        else "starts or ends with white space" if run_id != run_id.strip()
+        else None
+    )  # fmt: skip
+    if why is not None:
+        raise HarnessInputError(f"--run-id {shown}: {why}; give a plain folder name")
+
+
+def check_runs_dir(runs_dir: str | Path) -> None:
+    """Refuse a runs folder that exists and is not a folder, or lies under a file.
+
+    Raises:
+        HarnessInputError: one line naming ``--runs-dir`` (exit 2).
+    """
+    p = Path(runs_dir)
+    for q in (p, *p.parents):
+        if q.exists() or q.is_symlink():
+            if not q.is_dir():
+                where = "" if q == p else f" (its parent {q} is not a folder)"
+                raise HarnessInputError(f"--runs-dir {runs_dir}: not a folder{where}; give a folder for run records")
+            return

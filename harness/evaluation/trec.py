@@ -36,6 +36,7 @@ import numpy as np
 from harness.errors import HarnessInputError
 from harness.goldset.io import GoldSet
 from harness.ids import check_item_id
+from harness.inputs import read_input_text
 from harness.nfc import nfc
 from harness.ranking import sort_ranking
 from harness.retrieve.base import QueryResult
@@ -174,12 +175,7 @@ def read_rankings(
     path = Path(path)
     if level not in (None, "document", "chunk"):
         raise HarnessInputError(f"--level: {level!r} is not 'document' or 'chunk'")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise HarnessInputError(f"{path}: rankings file not found") from None
-    except UnicodeDecodeError as exc:
-        raise HarnessInputError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+    text = read_input_text(path, what="rankings file")  # a regular file or a pipe, never a device
     raw: dict[str, dict[str, dict[str, list[_Entry]]]] = {}
     is_jsonl = path.suffix == ".jsonl" or text.lstrip().startswith("{")
     for ln, line in enumerate(text.splitlines(), start=1):

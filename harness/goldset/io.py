@@ -20,7 +20,8 @@ from pydantic import ValidationError
 
 from harness.errors import HarnessInputError
 from harness.goldset.schema import GoldManifest, GoldRecord
-from harness.io import read_json, read_jsonl, sha256_file
+from harness.inputs import input_sha256
+from harness.io import read_json, read_jsonl
 from harness.nfc import nfc
 
 __all__ = [
@@ -265,6 +266,6 @@ def load_goldset(path: str | Path) -> GoldSet:
         manifest=manifest,
         records_path=records_path,
         manifest_path=manifest_path,
-        sha256=sha256_file(records_path),
+        sha256=input_sha256(records_path),  # of the bytes read (a pipe cannot be read twice)
         line_of=line_of,
     )

@@ -24,6 +24,7 @@ import re
 from rich.text import Text
 
 from harness.evaluation.bounds import bounds
+from harness.terminal_safe import escape_controls
 
 MISSING = "-"
 
@@ -137,16 +138,20 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 def md(value) -> str:
     """Markdown-escape ``str(value)`` so it shows as literal text, in running text and in table cells: HTML
     characters become entities (``&`` ``<`` ``>``), the inline Markdown punctuation (``\\ ` * _ [ ] | ~``: code,
-    emphasis, links and images, table cells, strike-through) gets a backslash, and line breaks become spaces (so no
-    input can start a heading, a list or a block quote). A :class:`Markup` value is returned unchanged (line breaks
+    emphasis, links and images, table cells, strike-through) gets a backslash, line breaks become spaces (so no
+    input can start a heading, a list or a block quote), and other control characters visible escapes
+    (:func:`harness.terminal_safe.escape_controls`). A :class:`Markup` value is returned unchanged (line breaks
     aside)."""
     if isinstance(value, Markup):
         return str(value).replace("\n", " ")
     text = html.escape(str(value), quote=False)
-    return _MD_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
+    text = _MD_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
+    return escape_controls(text, keep="\t")  # ESC sequences and other controls shown, not obeyed, by a terminal
 
 
 def rich_text(value) -> Text:
     """``str(value)`` as a rich :class:`~rich.text.Text` (never parsed as console markup, so ``[red]x`` or a trailing
-    backslash print as themselves), for table cells, headers and titles."""
-    return Text(str(value))
+    backslash print as themselves), for table cells, headers and titles; control characters (ESC sequences, carriage
+    returns) are shown as escapes (:func:`harness.terminal_safe.escape_controls`), line breaks kept (a cell's
+    stacked lines; they stay inside the cell's borders)."""
+    return Text(escape_controls(str(value), keep="\n"))

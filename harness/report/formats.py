@@ -65,6 +65,7 @@ from harness.report.terminal import (
 )
 from harness.stats.design_evidence import run_design
 from harness.stats.methods import evidence_by_metric
+from harness.terminal_safe import json_controls, safe_console
 
 
 @dataclass(frozen=True)
@@ -182,8 +183,10 @@ def envelope(result: Result) -> dict:
 
 
 def format_json(result: Result, console: Console) -> None:
-    """The ``json`` format: :func:`envelope`, indented, UTF-8 characters kept."""
-    console.file.write(json.dumps(envelope(result), indent=2, ensure_ascii=False, default=str) + "\n")
+    """The ``json`` format: :func:`envelope`, indented, UTF-8 characters kept but control characters (JSON escapes
+    C0 itself; DEL, C1 and bidirectional controls too, :func:`harness.terminal_safe.json_controls`)."""
+    text = json.dumps(envelope(result), indent=2, ensure_ascii=False, default=str)
+    console.file.write(json_controls(text) + "\n")
 
 
 def format_markdown(result: Result, console: Console) -> None:
@@ -392,7 +395,7 @@ def render_text(result: Result, fmt: str) -> str:
     """``result`` rendered in format ``fmt`` as the text written to a file (no colours, 150 columns)."""
     buf = io.StringIO()
     FORMATS[check_format(fmt, result.kind)].render(
-        result, Console(file=buf, width=150, color_system=None, force_terminal=False, soft_wrap=False)
+        result, safe_console(file=buf, width=150, color_system=None, force_terminal=False, soft_wrap=False)
     )
     return buf.getvalue()
 
@@ -420,9 +423,9 @@ def emit(
     render = FORMATS[fmt].render
     to_stdout = out is None or str(out) == "-"
     if to_stdout and fmt == "table":
-        format_table(result, console or Console(), warnings=err is None)
+        format_table(result, console or safe_console(), warnings=err is None)
     elif to_stdout:
-        render(result, console or Console())
+        render(result, console or safe_console())
     else:
         check_output(out, field=field)
         write_output(render_text(result, fmt), out, field=field)

@@ -34,9 +34,13 @@ from harness.evaluation.gate import GateCheck, GateVerdict
 from harness.report.regressions import CAP, regression_rows
 from harness.report.terminal import gate_check_line
 
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\r\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_NOT_XML = re.compile(
+    "[\x00-\x08\x0b\x0c\r\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+)
 """Characters an XML 1.0 document cannot carry as they are: the control characters, lone surrogates, U+FFFE/U+FFFF,
-and carriage return, which a parser turns into a line feed (XML 1.0 section 2.11, end-of-line handling)."""
+and carriage return, which a parser turns into a line feed (XML 1.0 section 2.11, end-of-line handling); and those
+it may carry but a terminal obeys (DEL, the C1 controls, the bidirectional controls;
+:data:`harness.terminal_safe.CONTROL`), so the XML printed on a terminal shows them as escapes."""
 
 
 def xml_safe(value) -> str:

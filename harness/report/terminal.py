@@ -27,6 +27,8 @@ from harness.report.format import MISSING, diff_iv, fmt_iv, legend, mean_iv, num
 from harness.report.regressions import regressions_table
 from harness.stats.design_evidence import slice_design
 from harness.stats.methods import evidence_notes, paired_evidence_note
+from harness.terminal_safe import escape_controls as esc
+from harness.terminal_safe import safe_console
 
 MAIN_METRICS = METRIC_SETS["terminal"]
 EVIDENCE_METRICS = METRIC_SETS["terminal_evidence"]
@@ -220,14 +222,14 @@ def print_changes(changes, console: Console) -> None:
     """One ``changed: vector.model wordllama → use`` line per configuration change
     (:mod:`harness.evaluation.changes`), every value escaped (plain :class:`Text`); nothing when there is none."""
     for c in changes:
-        console.print(Text(change_line(c)), soft_wrap=True)
+        console.print(Text(esc(change_line(c))), soft_wrap=True)
 
 
 def render_run(run: RunRecord, console: Console | None = None) -> None:
     """Print the systems table (the questions of the run's split, all by default, and, when present, the fully
     covered slice), per-category MRR and evidence recall (the warnings, :func:`run_notices` and
     :func:`run_warnings`, are printed by the caller: :func:`harness.report.formats.format_table`)."""
-    console = console or Console()
+    console = console or safe_console()
     shown = run_slice(run)
     narrow = not fits(console, systems_table(run, shown)) or not fits(
         console, systems_table(run, shown, metrics=EVIDENCE_METRICS)
@@ -255,7 +257,7 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
         console.print(f"gold chunks found deeper than rank 20 ({n}; qid chunk@rank):")
         for system, items in deep.items():
             more = f"; … {len(items) - 8} more in per_question.jsonl" if len(items) > 8 else ""
-            console.print(Text(f"  {system} ({len(items)}): " + "; ".join(items[:8]) + more), soft_wrap=True)
+            console.print(rich_text(f"  {system} ({len(items)}): " + "; ".join(items[:8]) + more), soft_wrap=True)
     ties = []
     for system, s in run.summary.systems.items():
         fs = s["all"].flag_shares if "all" in s else {}
@@ -277,7 +279,7 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
 
 
 def _print_regressions(console: Console, what: str, items) -> None:
-    t = regressions_table(what, items)
+    t = regressions_table(esc(what), items)
     if t is not None:
         console.print(t)
 
@@ -295,7 +297,7 @@ def _narrow_comparison_table(rep: ComparisonReport, title) -> Table:
     for c in rep.comparisons:
         iv = c.interval
         t.add_row(
-            rich_text(f"{c.system_a}\n{c.system_b}"),
+            Text("\n").join([rich_text(c.system_a), rich_text(c.system_b)]),
             rich_text(c.metric),
             f"{c.mean_a:.3f}\n{c.mean_b:.3f}",
             rich_text(diff_iv(c.diff, iv)),
@@ -311,7 +313,7 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
     marks and the notes, then per-category rows (with intervals) and the regressed questions
     (:mod:`harness.report.regressions`) of the first metric (the few-cluster warnings are printed by
     :func:`harness.report.formats.format_table`)."""
-    console = console or Console()
+    console = console or safe_console()
     cl = rep.clustering
     t = Table(
         title=Text(
@@ -350,12 +352,12 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
     console.print(t)
     print_changes(rep.changes, console)
     for note in rep.notes:
-        console.print(Text(f"note: {note}"))
+        console.print(rich_text(f"note: {note}"))
     first_metric = rep.comparisons[0].metric if rep.comparisons else None
     for c in rep.comparisons:
         if c.metric != first_metric:
             continue
-        ct = Table(title=Text(f"{c.metric}: {c.system_b} - {c.system_a} per category"), title_justify="left")
+        ct = Table(title=rich_text(f"{c.metric}: {c.system_b} - {c.system_a} per category"), title_justify="left")
         for col in ("category", "n", "B - A [CI]", "W/T/L"):
             ct.add_column(col, no_wrap=col == "B - A [CI]")
         for cat, e in c.per_category.items():
@@ -373,10 +375,10 @@ def gate_check_line(v: GateVerdict, c: GateCheck) -> str:
     iv = "none" if c.lower is None else str(fmt_iv((c.lower, c.upper), "+.4f"))
     mdd = c.minimum_detectable_difference
     mdd_txt = "not estimable" if mdd is None else f"{mdd:.4f}"
-    where = f" on {c.category} ({c.n_questions} questions)" if c.category else ""
+    where = f" on {esc(c.category)} ({c.n_questions} questions)" if c.category else ""
     said = "minimum detectable difference" in c.reason
     return (
-        f"{c.decision}: {c.metric}{where} {v.system_candidate} - {v.system_baseline} = {c.diff:+.4f}, "
+        f"{c.decision}: {c.metric}{where} {esc(v.system_candidate)} - {esc(v.system_baseline)} = {c.diff:+.4f}, "
         f"{100 * v.level:g} % {v.method_label} interval {iv} vs -margin {-c.margin:+.4f}; {c.reason} ("
         + ("" if said else f"minimum detectable difference at {100 * POWER:.0f} % power: {mdd_txt}; ")
         + f"{c.n_clusters} clusters, {c.n_questions} questions)"
@@ -398,14 +400,15 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
     """Print the gate's verdict (:func:`gate_lines`), the gold set, split, sizes, harness version and interval method,
     the legend of the interval marks and the regressed questions of each metric check (the warnings - few
     clusters, questions missing on either side - are printed by :func:`harness.report.formats.format_table`)."""
-    console = console or Console()
+    console = console or safe_console()
     for line in gate_lines(v):  # one line per check in a log or file; on a terminal wrapped, intervals whole
         shown = wrap_keeping_intervals(line, console.width) if console.is_terminal else line
         console.print(Text(shown), soft_wrap=True)
     print_changes(v.changes, console)
     console.print(
         Text(
-            f"gold set {v.goldset.get('name')} v{v.goldset.get('version')}, split {v.split}; {v.n_questions} "
+            f"gold set {esc(str(v.goldset.get('name')))} v{esc(str(v.goldset.get('version')))}, split {v.split}; "
+            f"{v.n_questions} "
             f"questions, {v.n_clusters} clusters; harness {v.harness_version}; {v.method} interval from the "
             "registry's default for paired differences"
         ),
@@ -423,11 +426,11 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
 def render_power(plan: dict, console: Console | None = None) -> None:
     """Print a power plan (:func:`harness.evaluation.power.power_plan`): the design quantities, the DEFF formula
     with its numbers, the ICC truncation, one- or two-sided, and the plan."""
-    console = console or Console()
+    console = console or safe_console()
     split = "" if plan.get("split", "all") == "all" else f", {plan['split']} split"
     console.print(
         Text(
-            f"{plan['system']} {plan['metric']}{' (paired differences)' if plan['paired'] else ''}{split}: "
+            f"{esc(plan['system'])} {plan['metric']}{' (paired differences)' if plan['paired'] else ''}{split}: "
             f"ICC {plan['icc']:.3f} (used {plan['icc_used']:.3f}), mean cluster size {plan['mean_cluster_size']:.2f} "
             f"(CV {plan['cv_cluster_size']:.2f}), SD {plan['sd']:.3f}\n"
             f"{plan['deff_formula']}\n"
@@ -441,12 +444,12 @@ def render_power(plan: dict, console: Console | None = None) -> None:
 def render_sweep(result: SweepResult, console: Console | None = None) -> None:
     """Print a :class:`~harness.evaluation.sweep.SweepResult`: the chosen setting on dev, then on the test split
     beside each of its inputs alone with the paired difference chosen - input, the dev curve and the notes."""
-    console = console or Console()
+    console = console or safe_console()
     r = result
     pct = f"{100 * r.interval_level:g} %"
     inputs = "+".join(r.inputs)
     head = Table(
-        title=Text(f"Fusion sweep: {r.fusion} of {inputs}, {r.metric} ({r.level} level), run {r.run_id}"),
+        title=rich_text(f"Fusion sweep: {r.fusion} of {inputs}, {r.metric} ({r.level} level), run {r.run_id}"),
         title_justify="left",
         caption=Text(f"diff: chosen - system, paired over the same questions ({r.paired_method})"),
         caption_justify="left",

@@ -48,6 +48,7 @@ from pathlib import Path
 
 from harness.errors import HarnessInputError
 from harness.goldset.schema import GoldDocument, GoldRecord
+from harness.inputs import read_input_text
 
 __all__ = [
     "Contract",
@@ -237,11 +238,7 @@ def load_contract(path: str | Path) -> Contract:
     """
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise HarnessInputError(f"{path}: contract not found") from None
-    except UnicodeDecodeError as exc:
-        raise HarnessInputError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+        raw = tomllib.loads(read_input_text(path, what="contract"))
     except tomllib.TOMLDecodeError as exc:
         raise HarnessInputError(f"{path}: malformed TOML ({exc})") from None
     unknown = sorted(set(raw) - _KEYS)

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.errors import HarnessInputError
+from harness.inputs import read_input_text
 from harness.io import read_jsonl
 from harness.metrics import DEFAULT_CHUNK_DEPTH
 
@@ -269,14 +270,7 @@ def _load_outcomes(path: Path, system: str | None, outcome: str, minus: str | No
 
 
 def _load_csv(path: Path, system: str | None) -> Population:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise HarnessInputError(f"{path}: file not found") from None
-    except UnicodeDecodeError as exc:
-        raise HarnessInputError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
-    except OSError as exc:
-        raise HarnessInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    text = read_input_text(path)  # a regular file or a pipe, never a device
     rows = csv.reader(text.splitlines())
     header = [h.strip() for h in next(rows, [])]
     value = "hit" if "hit" in header else "y" if "y" in header else None

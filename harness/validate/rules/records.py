@@ -7,7 +7,6 @@ import re
 
 from harness.corpus.chunker import normalize_text
 from harness.goldset.schema import GoldRecord
-from harness.validate.figures import unsupported_figures
 from harness.validate.report import Finding
 from harness.validate.rules.base import (
     Context,
@@ -246,6 +245,8 @@ def v034_answer_figures_quoted(ctx: Context, i: int, rec: GoldRecord) -> list[Fi
     quotes = [q for g in rec.gold_documents for e in g.evidence for q in (e.quote, e.source_quote) if q]
     if not quotes:
         return [not_applicable("no quotes to compare the reference answer with", "reference_answer")]
+    from harness.validate.figures import unsupported_figures  # on first use: `import harness.validate` stays light
+
     missing = unsupported_figures(rec.reference_answer, quotes, also_in=rec.question)
     if not missing:
         return [ok()]
