@@ -314,6 +314,24 @@ def _interval(y: list[float], clusters: list[str], level: float) -> dict | None:
     return get_method(default_method(outcome_type(y))).compute(y, clusters, level=level).to_dict()
 
 
+def dev_test_records(gs) -> tuple[list, list]:
+    """The gold set's ``(dev, test)`` records, in file order.
+
+    Raises:
+        HarnessInputError: either side empty, naming the records file and how to assign splits.
+    """
+    dev = [r for r in gs.records if r.split == "dev"]
+    test = [r for r in gs.records if r.split == "test"]
+    n_unsplit = len(gs.records) - len(dev) - len(test)
+    if not dev or not test:
+        raise HarnessInputError(
+            f"{gs.records_path}: field split: the gold set has {len(dev)} dev and {len(test)} test questions "
+            f"({n_unsplit} without a split); a sweep needs both (choose on dev, report on test); "
+            "harness goldset split DATASET --out NEW --seed S assigns them"
+        )
+    return dev, test
+
+
 def sweep(
     run_path: str | Path,
     grid: str | Sequence[float] | None = None,
@@ -357,14 +375,7 @@ def sweep(
     run = load_run(run_path)
     gs = _find_goldset(run, goldset_path)
 
-    dev = [r for r in gs.records if r.split == "dev"]
-    test = [r for r in gs.records if r.split == "test"]
-    n_unsplit = len(gs.records) - len(dev) - len(test)
-    if not dev or not test:
-        raise HarnessInputError(
-            f"{gs.records_path}: field split: the gold set has {len(dev)} dev and {len(test)} test questions "
-            f"({n_unsplit} without a split); a sweep needs both (choose on dev, report on test)"
-        )
+    dev, test = dev_test_records(gs)
     lists: dict[str, dict[str, list]] = {name: {} for name in inputs}
     for row in run.per_question:
         if row.system in lists:
@@ -466,7 +477,7 @@ def sweep(
         test=rows,
         n_dev=len(dev),
         n_test=len(test),
-        n_unsplit=n_unsplit,
+        n_unsplit=len(gs.records) - len(dev) - len(test),
         missing={"dev": n_missing(dev), "test": n_missing(test)},
         method=default_method(outcome_type(chosen_vals)),
         paired_method=paired_method,

@@ -36,7 +36,15 @@ from pathlib import Path
 from harness.errors import HarnessInputError
 from harness.evaluation.bounds import interval_flags
 from harness.evaluation.runs import load_run
-from harness.evaluation.sweep import OPTIMISM_NOTE, PARAMETERS, _find_goldset, _interval, _settings, choose
+from harness.evaluation.sweep import (
+    OPTIMISM_NOTE,
+    PARAMETERS,
+    _find_goldset,
+    _interval,
+    _settings,
+    choose,
+    dev_test_records,
+)
 from harness.metrics import METRIC_SETS, MetricSpec, question_metrics
 from harness.stats import default_method, paired
 from harness.stats.methods import outcome_type
@@ -307,15 +315,7 @@ def multi_sweep(
 
     run = load_run(run_path)
     gs = _find_goldset(run, goldset_path)
-    dev = [r for r in gs.records if r.split == "dev"]
-    test = [r for r in gs.records if r.split == "test"]
-    n_unsplit = len(gs.records) - len(dev) - len(test)
-    if not dev or not test:
-        raise HarnessInputError(
-            f"{gs.records_path}: field split: the gold set has {len(dev)} dev and {len(test)} test questions "
-            f"({n_unsplit} without a split); a sweep needs both (choose on dev, report on test); "
-            "harness goldset split DATASET --out NEW --seed S assigns them"
-        )
+    dev, test = dev_test_records(gs)
     for name in inputs:
         if name not in run.systems:
             raise HarnessInputError(
@@ -481,7 +481,7 @@ def multi_sweep(
         tradeoffs=tradeoffs(overall.chosen_system, rows) if overall else [],
         n_dev=len(dev),
         n_test=len(test),
-        n_unsplit=n_unsplit,
+        n_unsplit=len(gs.records) - len(dev) - len(test),
         n_test_clusters=len(set(clusters)),
         method=method_name,
         paired_method=paired_method,
