@@ -58,6 +58,22 @@ BLOCKS: dict[str, Block] = {
         "5 s",
         "the committed baseline run record: six systems, intervals, paired differences against bm25",
     ),
+    "coverage-design": Block(
+        (
+            sys.executable,
+            "benchmarks/coverage_design.py",
+            "--sizes",
+            "400",
+            "--systems",
+            "bm25,tfidf",
+            "--reps",
+            "6000",
+        ),
+        "self",
+        "10 min with the 400-word known-item populations cached under runs/coverage/populations (20 min without)",
+        "the committed baseline's own design (its cluster sizes) simulated on known-item populations, documents "
+        "drawn at random and by PPS; writes the design's entry of harness/stats/coverage_evidence.json",
+    ),
     "coverage": Block(
         (sys.executable, "benchmarks/coverage_table.py", "--reps", "2000", "--B", "199"),
         "self",
@@ -76,6 +92,12 @@ BLOCKS: dict[str, Block] = {
         "40 min",
         "vector models, bits and float rescoring on the gold set; the rescoring depth; the six systems at the new "
         "defaults; two-stage against bm25 (benchmarks/measure_vectors.py writes it)",
+    ),
+    "install": Block(
+        (sys.executable, "benchmarks/measure_install.py", "--extra", "vectors"),
+        "self",
+        "2 min (network-bound: PyPI)",
+        "the README's main install on PyPI alone: wall time, venv size, whether torch came along",
     ),
 }
 
