@@ -50,14 +50,17 @@ class SparseScorer:
     Args:
         index_t: shape (V, N) CSR, term x chunk weights (non-negative).
         queries: shape (Q, V) CSR, query term weights.
+        offsets: shape (Q,), a score added to every chunk of a query after the accumulation (bm25s's non-occurrence
+            score of bm25l / bm25+, float32), or ``None``.
 
     Raises:
         ValueError: the vocabularies (``V``) differ.
     """
 
-    def __init__(self, index_t: sp.csr_matrix, queries: sp.csr_matrix):
+    def __init__(self, index_t: sp.csr_matrix, queries: sp.csr_matrix, offsets: np.ndarray | None = None):
         self.index_t = index_t.tocsr()
         self.queries = queries.tocsr()
+        self.offsets = None if offsets is None else np.asarray(offsets, dtype=np.float32)
         if self.index_t.shape[0] != self.queries.shape[1]:
             raise ValueError(f"shapes: queries {self.queries.shape}, index_t {self.index_t.shape}")
         self.n_queries, self.n_chunks = self.queries.shape[0], self.index_t.shape[1]
@@ -80,6 +83,8 @@ class SparseScorer:
                 a, b = ip[t], ip[t + 1]
                 if b > a:
                     row[ix[a:b]] += qv[k] * dat[a:b]
+            if self.offsets is not None:
+                row += self.offsets[start + r]
         return s
 
 
@@ -140,10 +145,14 @@ class ScorerFactory(Protocol):
     def __call__(self, inputs: ScorerInputs) -> tuple[Scorer, dict]: ...
 
 
-def bm25_scorer(inputs: ScorerInputs) -> tuple[SparseScorer, dict]:
-    """The ``bm25`` system: bm25s ``lucene`` weights (k1 1.5, b 0.75; :mod:`harness.retrieve.bm25`) of the chunk
-    tokens as a (V, N) term x chunk matrix, and each query as a (1, V) row of its term counts (with multiplicity,
-    as bm25s's ``get_scores`` sums a repeated term once per occurrence), so ``Q @ W.T`` is bm25s's score.
+def bm25_scorer(inputs: ScorerInputs, options=None) -> tuple[SparseScorer, dict]:
+    """The ``bm25`` system: bm25s weights of the chunk tokens as a (V, N) term x chunk matrix, and each query as a
+    (1, V) row of its term counts (with multiplicity, as bm25s's ``get_scores`` sums a repeated term once per
+    occurrence), so ``Q @ W.T`` is bm25s's score; for bm25l / bm25+ each query's non-occurrence score (bm25s's
+    ``nonoccurrence_array`` summed over its terms) is added to every chunk, as bm25s adds it.
+
+    ``options``: a :class:`harness.retrieve.bm25.BM25Options` (``k1``, ``b``, ``method``, ``delta``; ``None``: Lucene
+    k1 1.5, b 0.75).
 
     Returns:
         ``(SparseScorer, config)``; config: ``{"system": "bm25", "library": "bm25s <version>", "params": ...}``.
@@ -151,11 +160,12 @@ def bm25_scorer(inputs: ScorerInputs) -> tuple[SparseScorer, dict]:
     import bm25s
 
     from harness.retrieve.analyzer import SpanishAnalyzer
-    from harness.retrieve.bm25 import BM25_PARAMS, BM25Index
+    from harness.retrieve.bm25 import BM25Index, BM25Options
     from harness.retrieve.counts import query_term_matrix
 
+    params = (options or BM25Options()).params()
     n = len(inputs.chunk_tokens)
-    idx = BM25Index.build([str(i) for i in range(n)], inputs.chunk_tokens, SpanishAnalyzer())
+    idx = BM25Index.build([str(i) for i in range(n)], inputs.chunk_tokens, SpanishAnalyzer(), params)
     sc = idx.retriever.scores
     v = len(sc["indptr"]) - 1
     index_t = sp.csr_matrix(
@@ -163,8 +173,12 @@ def bm25_scorer(inputs: ScorerInputs) -> tuple[SparseScorer, dict]:
         shape=(v, int(sc["num_docs"])),
     )
     q = query_term_matrix(inputs.query_tokens, idx.vocab, v)
-    config = {"system": "bm25", "library": f"bm25s {bm25s.__version__}", "params": BM25_PARAMS}
-    return SparseScorer(index_t, q), config
+    offsets = None
+    if idx.nonoccurrence is not None:
+        q_ptr, q_tok = idx._token_ids(inputs.query_tokens, analysed=True)
+        offsets = idx.query_offsets(q_ptr, q_tok)
+    config = {"system": "bm25", "library": f"bm25s {bm25s.__version__}", "params": params}
+    return SparseScorer(index_t, q, offsets), config
 
 
 def _identity(tokens):

@@ -51,8 +51,8 @@ DEFAULT_DEPTH = 200
 Face = Callable[[ScorerInputs, BaseModel], tuple[Scorer, dict]]
 
 
-def _bm25(inputs: ScorerInputs, _options: BaseModel) -> tuple[Scorer, dict]:
-    return bm25_scorer(inputs)
+def _bm25(inputs: ScorerInputs, options: BaseModel) -> tuple[Scorer, dict]:
+    return bm25_scorer(inputs, options)
 
 
 def _tfidf(inputs: ScorerInputs, _options: BaseModel) -> tuple[Scorer, dict]:
