@@ -51,6 +51,15 @@ def known_item(
     ),
     workdir: Path = WORKDIR,
     overwrite: bool = typer.Option(False, help="Replace an existing output folder."),
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Search every system again (default: reuse each unchanged system's outcomes cached in the work "
+        "directory by corpus hash, chunking, query words and system configuration).",
+    ),
+    plugin_timeout: float = typer.Option(
+        None, "--plugin-timeout", help="Seconds a py: retriever may take per block of queries (default: no limit)."
+    ),
     fmt: str = FORMAT,
     result_out: str = RESULT_OUT,
 ) -> None:
@@ -90,7 +99,9 @@ def known_item(
             res = run_study(corpus, out, chunk_words=sizes[0], reps=reps, ks=ks, **common)
         else:
             kind = "known-item"
-            res = run_known_item(corpus, out, chunk_words=sizes[0], **common)
+            res = run_known_item(
+                corpus, out, chunk_words=sizes[0], cache=not no_cache, plugin_timeout=plugin_timeout, **common
+            )
     except HarnessError as exc:
         _fail(exc)
     emit(kind, res, fmt, result_out, path=out, field="--result-out")

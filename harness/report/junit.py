@@ -29,6 +29,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from harness.evaluation.gate import GateCheck, GateVerdict
+from harness.evaluation.known_item_gate import known_item_properties
 from harness.report.regressions import CAP, regression_rows
 from harness.report.terminal import gate_check_line
 
@@ -97,6 +98,7 @@ def junit_xml(v: GateVerdict) -> str:
     }
     if v.report_url:
         info["report_url"] = v.report_url
+    info.update(known_item_properties(v))
     for name, value in info.items():
         _el(props, "property", name=name, value=str(value))
     for c, outcome in zip(v.checks, outcomes, strict=True):

@@ -26,10 +26,11 @@ from harness.io import atomic_directory, atomic_write_json, check_output_locatio
 from harness.progress import progress_bar, stage
 from harness.ranking import id_rank as rank_ids
 from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
+from harness.studies.known_item.cache import load_outcomes, outcome_key, save_outcomes
 from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
 from harness.studies.known_item.scorers import ScorerInputs
 from harness.studies.known_item.search import KnownItemOutcomes, known_item_search
-from harness.studies.known_item.systems import DEFAULT_DEPTH, StudySystems, plan_study_systems
+from harness.studies.known_item.systems import DEFAULT_DEPTH, FACES, StudySystems, plan_study_systems
 
 if TYPE_CHECKING:
     from harness.retrieve.vector import VectorOptions
@@ -244,6 +245,8 @@ def run_known_item(
     overwrite: bool = False,
     progress: bool = False,
     chunk_depth: int = DEFAULT_DEPTH,
+    cache: bool = True,
+    plugin_timeout: float | None = None,
 ) -> KnownItemResult:
     """Run the known-item study on a corpus folder and write its files (``harness known-item``).
 
@@ -269,6 +272,9 @@ def run_known_item(
         overwrite: replace an existing ``out_dir``.
         progress: show rich progress bars.
         chunk_depth: chunks each per-query face (fusions, ``py:`` retrievers) ranks (>= 1).
+        cache: with ``workdir``, read and write each system's outcomes in the content-addressed cache
+            (:mod:`.cache`: an unchanged system on an unchanged corpus, chunking and query words is not searched
+            again); ``False`` searches every system. plugin_timeout: seconds a ``py:`` retriever may take per block.
 
     Returns:
         A :class:`KnownItemResult` (render it with ``rich.print``).
@@ -309,13 +315,31 @@ def run_known_item(
         workdir=Path(workdir) if workdir is not None else None,
         progress=progress,
     )
-    faces = StudySystems(plan, inputs, cc.chunk_ids, cc.query_chunks, id_rank, depth=chunk_depth)
+    faces = StudySystems(
+        plan, inputs, cc.chunk_ids, cc.query_chunks, id_rank, depth=chunk_depth, timeout=plugin_timeout
+    )
     outcomes: dict[str, KnownItemOutcomes] = {}
     searched: dict[str, KnownItemOutcomes] = {}  # identity -> outcomes: two names of one system search once
+    use_cache = cache and workdir is not None
     for name in systems:
         key = faces.key(name)
         if key not in searched:
-            searched[key] = _run_system(name, cc, faces, id_rank, workers=workers, batch_size=batch_size)
+            node = plan.nodes[name]
+            ck = outcome_key(
+                corpus_hash=cc.corpus_hash,
+                chunker_id=cc.chunker_id,
+                chunker_params=cc.chunker_params,
+                query_words=query_words,
+                analyzer=analyzer.config(),
+                system_key=key,
+                depth=None if node.record.kind in FACES else chunk_depth,
+            )
+            hit = load_outcomes(workdir, ck, name, int(cc.query_chunks.size)) if use_cache else None
+            if hit is None:
+                hit = _run_system(name, cc, faces, id_rank, workers=workers, batch_size=batch_size)
+                if use_cache:
+                    save_outcomes(workdir, ck, hit)
+            searched[key] = hit
         outcomes[name] = dataclasses.replace(searched[key], system=name)
     qdoc = cc.chunk_doc[cc.query_chunks]
     n_docs_q = int(np.unique(qdoc).size)

@@ -1,0 +1,116 @@
+"""Per-system known-item outcomes cached by content, so an unchanged system is never searched twice.
+
+A system's outcomes on a corpus are a function of: the corpus (its hash), the chunking (chunker id and parameters),
+the query words, the analyzer, the system's identity in the registry (:meth:`harness.retrieve.registry.SystemPlan.key`:
+kind, options, inputs and, for ``py:`` retrievers and rerankers, the sha256 of their source file), the per-query
+depth (fusions and ``py:`` retrievers only), the libraries that score (bm25s, scikit-learn, numpy) and this file's
+:data:`OUTCOMES_VERSION`. Their sha256 (:func:`outcome_key`) names one file
+``<workdir>/known-item/outcomes/<key>.npz`` holding the outcome arrays and ``<key>.json`` holding the system's
+config and timings; both are written atomically (temporary file, then rename), so a killed run leaves either a whole
+entry or none. A ``py:`` retriever whose answers depend on more than its source file (a model it downloads, a
+service it calls) must be re-run with ``--no-cache``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from harness.io import atomic_write_json, canonical_json, temporary_path
+from harness.studies.known_item.search import KnownItemOutcomes
+
+__all__ = ["OUTCOMES_VERSION", "cache_folder", "load_outcomes", "outcome_key", "save_outcomes"]
+
+OUTCOMES_VERSION = 1
+"""Bumped whenever the outcome rules (package docstring, rules 4-5) or a face's scoring change."""
+_ARRAYS = ("hit", "rank", "tie", "tie_decided_hit", "empty_query", "top_chunk")
+
+
+def _libraries() -> dict[str, str | None]:
+    import bm25s
+    import sklearn
+
+    return {"bm25s": bm25s.__version__, "scikit-learn": sklearn.__version__, "numpy": np.__version__}
+
+
+def outcome_key(
+    *,
+    corpus_hash: str,
+    chunker_id: str,
+    chunker_params: dict,
+    query_words: int,
+    analyzer: dict,
+    system_key: str,
+    depth: int | None,
+) -> str:
+    """The sha256 (hex) naming one system's cached outcomes (module docstring); ``depth`` is ``None`` for the batched
+    faces, whose outcomes read every chunk."""
+    payload = {
+        "version": OUTCOMES_VERSION,
+        "corpus_hash": corpus_hash,
+        "chunker_id": chunker_id,
+        "chunker_params": chunker_params,
+        "query_words": query_words,
+        "analyzer": analyzer,
+        "system": system_key,
+        "depth": depth,
+        "libraries": _libraries(),
+    }
+    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+
+
+def cache_folder(workdir: str | Path) -> Path:
+    """``<workdir>/known-item/outcomes``."""
+    return Path(workdir) / "known-item" / "outcomes"
+
+
+def load_outcomes(workdir: str | Path, key: str, name: str, n_queries: int) -> KnownItemOutcomes | None:
+    """The cached outcomes of ``key`` under the system name ``name``, or ``None`` (no entry, an unreadable one, or
+    one of another length: such an entry is ignored and later replaced)."""
+    folder = cache_folder(workdir)
+    arrays, meta = folder / f"{key}.npz", folder / f"{key}.json"
+    try:
+        info = json.loads(meta.read_text(encoding="utf-8"))
+        with np.load(arrays, allow_pickle=False) as z:
+            data = {k: z[k] for k in _ARRAYS}
+    except (OSError, ValueError, KeyError):
+        return None
+    if any(v.shape != (n_queries,) for v in data.values()):
+        return None
+    return KnownItemOutcomes(
+        name,
+        data["hit"],
+        data["rank"],
+        data["tie"],
+        data["tie_decided_hit"],
+        data["empty_query"],
+        data["top_chunk"],
+        float(info.get("seconds", 0.0)),
+        float(info.get("build_seconds", 0.0)),
+        {**info.get("config", {}), "outcomes_cache": {"key": key, "hit": True}},
+    )
+
+
+def save_outcomes(workdir: str | Path, key: str, o: KnownItemOutcomes) -> None:
+    """Store ``o`` under ``key`` (arrays first, then the JSON that makes the entry visible; both atomic)."""
+    folder = cache_folder(workdir)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{key}.npz"
+    tmp = temporary_path(path)
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **{k: np.asarray(getattr(o, k)) for k in _ARRAYS})
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    config = {k: v for k, v in o.config.items() if k != "outcomes_cache"}
+    atomic_write_json(
+        folder / f"{key}.json", {"config": config, "seconds": o.seconds, "build_seconds": o.build_seconds}
+    )
