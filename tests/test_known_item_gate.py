@@ -328,3 +328,54 @@ def test_outcomes_are_cached_by_content(tmp_path: Path, monkeypatch):
     assert calls[-1] == "bm25" and len(calls) == 4
     study.run_known_item(corpus, None, systems="bm25", workers=1, workdir=wd, cache=False, **KW)
     assert len(calls) == 5
+
+
+@pytest.mark.parametrize("system", ["bm25", "tfidf", "bm25:method=bm25+", "bm25:k1=0.1"])
+def test_compiled_sparse_kernel_equals_the_dense_blocks(tmp_path: Path, system):
+    """The numba path of the batched faces gives the same outcomes as the dense numpy blocks, ties included."""
+    from test_known_item import KW, write_corpus
+
+    from harness.ranking import id_rank
+    from harness.retrieve.analyzer import SpanishAnalyzer
+    from harness.studies.known_item import ScorerInputs, chunk_corpus, known_item_search
+    from harness.studies.known_item.systems import FACES, plan_study_systems
+
+    cc = chunk_corpus(write_corpus(tmp_path / "corpus"), **KW)
+    an = SpanishAnalyzer()
+    inputs = ScorerInputs(cc.texts, cc.query_texts, an.tokenize_many(cc.texts), an.tokenize_many(cc.query_texts))
+    node = plan_study_systems([system]).nodes[system]
+    scorer, _ = FACES[node.record.kind](inputs, node.options)
+    idr = id_rank(cc.chunk_ids)
+    dense = known_item_search(scorer, cc.query_chunks, cc.chunk_doc, idr, workers=1, batch_size=3, backend="numpy")
+    fast = known_item_search(scorer, cc.query_chunks, cc.chunk_doc, idr, workers=2)
+    for x, y in zip(dense, fast, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    docs=st.lists(
+        st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), min_size=1, max_size=5), min_size=3, max_size=14
+    ),
+    cuts=st.lists(st.integers(1, 3), min_size=1, max_size=6),
+)
+def test_compiled_kernel_property_equals_dense(docs, cuts):
+    """Random tiny corpora full of exact ties: the compiled kernel and the dense blocks agree on every outcome."""
+    from harness.ranking import id_rank
+    from harness.studies.known_item import ScorerInputs, known_item_search
+    from harness.studies.known_item.scorers import bm25_scorer
+
+    chunk_doc, d = [], 0
+    for i in range(len(docs)):
+        chunk_doc.append(d)
+        if i + 1 >= sum(cuts[: d + 1]):
+            d += 1
+    chunk_doc = np.asarray(chunk_doc)
+    ids = [f"x{d}#{i}" for i, d in enumerate(chunk_doc)][::-1]  # id order differs from column order
+    queries = np.arange(len(docs))
+    scorer, _ = bm25_scorer(ScorerInputs([], [], docs, [docs[q][:2] for q in queries]))
+    idr = id_rank(ids)
+    dense = known_item_search(scorer, queries, chunk_doc, idr, workers=1, batch_size=4, backend="numpy")
+    fast = known_item_search(scorer, queries, chunk_doc, idr, workers=1)
+    for x, y in zip(dense, fast, strict=True):
+        np.testing.assert_array_equal(x, y)

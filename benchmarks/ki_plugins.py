@@ -1,0 +1,50 @@
+"""``py:`` retrievers for the known-item gate's benchmark and checks (``py:benchmarks/ki_plugins.py:DropBest10``).
+
+:class:`DropBest10` is a deliberately worse candidate: bm25 (the harness's own index) over the known-item study's
+chunks of ``$KI_CORPUS`` (default the shared corpus; 100-word ``md-words-v1`` chunks), answering every query as
+``harness run`` would, except that for 10 % of the queries (those whose sha256 ends in a byte below 26) its best chunk
+other than the query's own is dropped. Everything is deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from harness.retrieve.analyzer import SpanishAnalyzer
+from harness.retrieve.base import QueryResult
+from harness.retrieve.bm25 import BM25Index
+from harness.studies.known_item import chunk_corpus
+
+DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "mx-leyes-dof"
+
+
+def dropped(query: str) -> bool:
+    """Whether ``query`` is one of the 10 % whose best chunk is dropped (26 / 256 of the sha256 last bytes)."""
+    return hashlib.sha256(query.encode("utf-8")).digest()[-1] < 26
+
+
+class DropBest10:
+    """bm25 over the study's chunks, the best chunk dropped for 10 % of the queries (module docstring)."""
+
+    def __init__(self) -> None:
+        cc = chunk_corpus(os.environ.get("KI_CORPUS", str(DEFAULT)))
+        self.an = SpanishAnalyzer()
+        self.index = BM25Index.build(cc.chunk_ids, self.an.tokenize_many(cc.texts), self.an)
+        self.own = {q: cc.chunk_ids[c] for q, c in zip(cc.query_texts, cc.query_chunks.tolist(), strict=True)}
+
+    def search(self, queries, *, doc_depth, chunk_depth):
+        found = self.index.search_many(list(queries), chunk_depth + 2)
+        out = []
+        for q, (ranking, flags) in zip(queries, found, strict=True):
+            if dropped(q):  # the best chunk other than the query's own (which the study sets aside)
+                own = self.own.get(q)
+                best = next((i for i, (cid, _) in enumerate(ranking) if cid != own), None)
+                if best is not None:
+                    ranking = ranking[:best] + ranking[best + 1 :]
+            out.append(QueryResult(docs=None, chunks=ranking[: chunk_depth + 1], flags=flags))
+        return out
+
+    def config(self) -> dict:
+        return {"what": "bm25 over the study's chunks, best chunk dropped for 10 % of queries (sha256 rule)"}
