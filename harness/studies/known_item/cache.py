@@ -107,6 +107,9 @@ def save_outcomes(workdir: str | Path, key: str, o: KnownItemOutcomes) -> None:
     try:
         with open(tmp, "wb") as f:
             np.savez(f, **{k: np.asarray(getattr(o, k)) for k in _ARRAYS})
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the usual permissions, as atomic_write_text gives
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
