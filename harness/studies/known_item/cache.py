@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -38,27 +39,19 @@ def _libraries() -> dict[str, str | None]:
     return {"bm25s": bm25s.__version__, "scikit-learn": sklearn.__version__, "numpy": np.__version__}
 
 
-def outcome_key(
-    *,
-    corpus_hash: str,
-    chunker_id: str,
-    chunker_params: dict,
-    query_words: int,
-    analyzer: dict,
-    system_key: str,
-    depth: int | None,
-) -> str:
-    """The sha256 (hex) naming one system's cached outcomes (module docstring); ``depth`` is ``None`` for the batched
-    faces, whose outcomes read every chunk."""
+def outcome_key(cc, query_words: int, analyzer: dict, plan, name: str, depth: int, batched: Mapping) -> str:
+    """The sha256 (hex) naming the cached outcomes of system ``name`` of ``plan`` on the chunked corpus ``cc``
+    (module docstring); ``depth`` counts only for systems without a batched face (kinds not in ``batched``), whose
+    rankings stop at it."""
     payload = {
         "version": OUTCOMES_VERSION,
-        "corpus_hash": corpus_hash,
-        "chunker_id": chunker_id,
-        "chunker_params": chunker_params,
+        "corpus_hash": cc.corpus_hash,
+        "chunker_id": cc.chunker_id,
+        "chunker_params": cc.chunker_params,
         "query_words": query_words,
         "analyzer": analyzer,
-        "system": system_key,
-        "depth": depth,
+        "system": plan.key(name),
+        "depth": None if plan.nodes[name].record.kind in batched else depth,
         "libraries": _libraries(),
     }
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()

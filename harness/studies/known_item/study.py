@@ -297,49 +297,32 @@ def run_known_item(
             corpus_dir, chunk_words=chunk_words, query_words=query_words, min_tail_words=min_tail_words, chunker=chunker
         )
     t_chunk = time.perf_counter() - t0
+    id_rank = rank_ids(cc.chunk_ids)
     from harness.retrieve.analyzer import SpanishAnalyzer
 
     analyzer = SpanishAnalyzer()
-    t1 = time.perf_counter()
-    with stage(f"known-item: tokenise {len(cc.texts)} chunks and their queries", enabled=progress):
-        tokens = analyzer.tokenize_many(cc.texts)
-        qtokens = analyzer.tokenize_many(cc.query_texts)
-    t_tok = time.perf_counter() - t1
-    id_rank = rank_ids(cc.chunk_ids)
-    inputs = ScorerInputs(
-        chunk_texts=cc.texts,
-        query_texts=cc.query_texts,
-        chunk_tokens=tokens,
-        query_tokens=qtokens,
-        chunker_id=cc.chunker_id,
-        workdir=Path(workdir) if workdir is not None else None,
-        progress=progress,
-    )
-    faces = StudySystems(
-        plan, inputs, cc.chunk_ids, cc.query_chunks, id_rank, depth=chunk_depth, timeout=plugin_timeout
-    )
-    outcomes: dict[str, KnownItemOutcomes] = {}
-    searched: dict[str, KnownItemOutcomes] = {}  # identity -> outcomes: two names of one system search once
     use_cache = cache and workdir is not None
+    keys = {n: outcome_key(cc, query_words, analyzer.config(), plan, n, chunk_depth, FACES) for n in systems}
+    searched = {
+        plan.key(n): load_outcomes(workdir, keys[n], n, int(cc.query_chunks.size)) for n in systems if use_cache
+    }
+    searched = {k: v for k, v in searched.items() if v is not None}  # identity -> outcomes (two names search once)
+    t1, t_tok, faces = time.perf_counter(), 0.0, None
+    if any(plan.key(n) not in searched for n in systems):  # tokenise and build only when a system is searched
+        with stage(f"known-item: tokenise {len(cc.texts)} chunks and their queries", enabled=progress):
+            tokens, qtokens = analyzer.tokenize_many(cc.texts), analyzer.tokenize_many(cc.query_texts)
+        t_tok = time.perf_counter() - t1
+        wd = Path(workdir) if workdir is not None else None
+        inputs = ScorerInputs(cc.texts, cc.query_texts, tokens, qtokens, cc.chunker_id, wd, progress)
+        faces = StudySystems(plan, inputs, cc.chunk_ids, cc.query_chunks, id_rank, depth=chunk_depth,
+                             timeout=plugin_timeout)  # fmt: skip
+    outcomes: dict[str, KnownItemOutcomes] = {}
     for name in systems:
-        key = faces.key(name)
+        key = plan.key(name)
         if key not in searched:
-            node = plan.nodes[name]
-            ck = outcome_key(
-                corpus_hash=cc.corpus_hash,
-                chunker_id=cc.chunker_id,
-                chunker_params=cc.chunker_params,
-                query_words=query_words,
-                analyzer=analyzer.config(),
-                system_key=key,
-                depth=None if node.record.kind in FACES else chunk_depth,
-            )
-            hit = load_outcomes(workdir, ck, name, int(cc.query_chunks.size)) if use_cache else None
-            if hit is None:
-                hit = _run_system(name, cc, faces, id_rank, workers=workers, batch_size=batch_size)
-                if use_cache:
-                    save_outcomes(workdir, ck, hit)
-            searched[key] = hit
+            searched[key] = _run_system(name, cc, faces, id_rank, workers=workers, batch_size=batch_size)
+            if use_cache:
+                save_outcomes(workdir, keys[name], searched[key])
         outcomes[name] = dataclasses.replace(searched[key], system=name)
     qdoc = cc.chunk_doc[cc.query_chunks]
     n_docs_q = int(np.unique(qdoc).size)
