@@ -112,3 +112,60 @@ def save_outcomes(workdir: str | Path, key: str, o: KnownItemOutcomes) -> None:
     atomic_write_json(
         folder / f"{key}.json", {"config": config, "seconds": o.seconds, "build_seconds": o.build_seconds}
     )
+
+
+def _tokens_path(workdir: str | Path, cc, query_words: int, analyzer: dict) -> Path:
+    payload = {"version": OUTCOMES_VERSION, "corpus_hash": cc.corpus_hash, "chunker_id": cc.chunker_id,
+               "chunker_params": cc.chunker_params, "query_words": query_words, "analyzer": analyzer}  # fmt: skip
+    key = hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+    return cache_folder(workdir).parent / "tokens" / f"{key}.npz"
+
+
+def _pack(lists) -> tuple[list[str], np.ndarray, np.ndarray]:
+    vocab: dict[str, int] = {}
+    ids = np.fromiter((vocab.setdefault(t, len(vocab)) for toks in lists for t in toks), dtype=np.int32)
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in lists], out=offsets[1:])
+    return list(vocab), ids, offsets
+
+
+def load_tokens(workdir: str | Path, cc, query_words: int, analyzer: dict):
+    """The analysed chunk and query tokens of ``cc`` cached by :func:`save_tokens` (``(tokens, qtokens)``), or
+    ``None``; keyed by the corpus hash, chunking, query words and analyzer."""
+    path = _tokens_path(workdir, cc, query_words, analyzer)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            vocab = np.asarray(str(z["vocab"]).split("\n"), dtype=object)
+            out = []
+            for side in ("c", "q"):
+                ids, off = z[f"{side}_ids"], z[f"{side}_off"]
+                words = vocab[ids].tolist()
+                out.append([words[a:b] for a, b in zip(off[:-1].tolist(), off[1:].tolist(), strict=True)])
+    except (OSError, ValueError, KeyError):
+        return None
+    if len(out[0]) != len(cc.texts) or len(out[1]) != len(cc.query_texts):
+        return None
+    return out[0], out[1]
+
+
+def save_tokens(workdir: str | Path, cc, query_words: int, analyzer: dict, tokens, qtokens) -> None:
+    """Store the analysed tokens (one vocabulary, int32 ids and offsets per side; written atomically)."""
+    path = _tokens_path(workdir, cc, query_words, analyzer)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    vocab, c_ids, c_off = _pack(tokens)
+    index = {t: i for i, t in enumerate(vocab)}
+    q_ids = np.fromiter((index.setdefault(t, len(index)) for toks in qtokens for t in toks), dtype=np.int32)
+    vocab = list(index)
+    q_off = np.zeros(len(qtokens) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in qtokens], out=q_off[1:])
+    if any("\n" in t for t in vocab):
+        return  # not representable in the joined vocabulary: no cache
+    tmp = temporary_path(path)
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, vocab=np.asarray("\n".join(vocab)), c_ids=c_ids, c_off=c_off, q_ids=q_ids, q_off=q_off)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -26,7 +26,7 @@ from harness.io import atomic_directory, atomic_write_json, check_output_locatio
 from harness.progress import progress_bar, stage
 from harness.ranking import id_rank as rank_ids
 from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
-from harness.studies.known_item.cache import load_outcomes, outcome_key, save_outcomes
+from harness.studies.known_item.cache import load_outcomes, load_tokens, outcome_key, save_outcomes, save_tokens
 from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
 from harness.studies.known_item.scorers import ScorerInputs
 from harness.studies.known_item.search import KnownItemOutcomes, known_item_search
@@ -310,7 +310,10 @@ def run_known_item(
     t1, t_tok, faces = time.perf_counter(), 0.0, None
     if any(plan.key(n) not in searched for n in systems):  # tokenise and build only when a system is searched
         with stage(f"known-item: tokenise {len(cc.texts)} chunks and their queries", enabled=progress):
-            tokens, qtokens = analyzer.tokenize_many(cc.texts), analyzer.tokenize_many(cc.query_texts)
+            got = load_tokens(workdir, cc, query_words, analyzer.config()) if use_cache else None
+            tokens, qtokens = got or (analyzer.tokenize_many(cc.texts), analyzer.tokenize_many(cc.query_texts))
+            if use_cache and got is None:
+                save_tokens(workdir, cc, query_words, analyzer.config(), tokens, qtokens)
         t_tok = time.perf_counter() - t1
         wd = Path(workdir) if workdir is not None else None
         inputs = ScorerInputs(cc.texts, cc.query_texts, tokens, qtokens, cc.chunker_id, wd, progress)
