@@ -29,9 +29,14 @@ class DropBest10:
     """bm25 over the study's chunks, the best chunk dropped for 10 % of the queries (module docstring)."""
 
     def __init__(self) -> None:
+        from harness.studies.known_item.cache import load_tokens
+
         cc = chunk_corpus(os.environ.get("KI_CORPUS", str(DEFAULT)))
         self.an = SpanishAnalyzer()
-        self.index = BM25Index.build(cc.chunk_ids, self.an.tokenize_many(cc.texts), self.an)
+        # the study's cached tokens of the same chunks when $HARNESS_WORKDIR holds them (same analyzer: same tokens)
+        got = load_tokens(os.environ.get("HARNESS_WORKDIR", ".harness"), cc, cc.query_words, self.an.config())
+        tokens = got[0] if got else self.an.tokenize_many(cc.texts)
+        self.index = BM25Index.build(cc.chunk_ids, tokens, self.an)
         self.own = {q: cc.chunk_ids[c] for q, c in zip(cc.query_texts, cc.query_chunks.tolist(), strict=True)}
 
     def search(self, queries, *, doc_depth, chunk_depth):
@@ -48,3 +53,30 @@ class DropBest10:
 
     def config(self) -> dict:
         return {"what": "bm25 over the study's chunks, best chunk dropped for 10 % of queries (sha256 rule)"}
+
+
+def drop_trec(run_dir: str | Path, goldset: str | Path, out: str | Path, *, system: str = "bm25", tag: str = "drop"):
+    """The gold-set twin of :class:`DropBest10`: the run's ``system`` TREC export (documents and chunks) with the
+    first document and chunk dropped for the questions :func:`dropped` selects (by question text), as one TREC file
+    tagged ``tag`` for ``harness evaluate --rankings``. Returns the question ids dropped."""
+    from harness.goldset.io import load_goldset
+
+    text = {r.qid: r.question for r in load_goldset(goldset).records}
+    chosen = sorted(q for q, t in text.items() if dropped(t))
+    lines = []
+    for level in ("document", "chunk"):
+        by: dict[str, list[tuple[int, str, str]]] = {}
+        for line in (Path(run_dir) / "trec" / f"{system}.{level}.run").read_text("utf-8").splitlines():
+            qid, _q0, item, rank, score, _tag = line.split()
+            by.setdefault(qid, []).append((int(rank), item, score))
+        for qid, rows in sorted(by.items()):
+            rows = sorted(rows)[1:] if qid in chosen else sorted(rows)
+            lines += [f"{qid} Q0 {item} {i} {score} {tag}" for i, (_r, item, score) in enumerate(rows, start=1)]
+    Path(out).write_text("\n".join(lines) + "\n", "utf-8")
+    return chosen
+
+
+if __name__ == "__main__":  # python benchmarks/ki_plugins.py RUN_DIR GOLDSET OUT.trec
+    import sys
+
+    print(drop_trec(sys.argv[1], sys.argv[2], sys.argv[3]))
