@@ -7,8 +7,10 @@ depth (fusions and ``py:`` retrievers only), the libraries that score (bm25s, sc
 :data:`OUTCOMES_VERSION`. Their sha256 (:func:`outcome_key`) names one file
 ``<workdir>/known-item/outcomes/<key>.npz`` holding the outcome arrays and ``<key>.json`` holding the system's
 config and timings; both are written atomically (temporary file, then rename), so a killed run leaves either a whole
-entry or none. A ``py:`` retriever whose answers depend on more than its source file (a model it downloads, a
-service it calls) must be re-run with ``--no-cache``.
+entry or none. The analysed tokens of the chunks and queries are cached beside them (``<workdir>/known-item/tokens``,
+keyed by corpus hash, chunking, query words and analyzer). ``$HARNESS_KI_CACHE`` moves both (outcomes in it, tokens
+in its ``tokens`` folder). A ``py:`` retriever whose answers depend on more than its source file (a model it
+downloads, a service it calls) must be re-run with ``--no-cache``.
 """
 
 from __future__ import annotations
@@ -118,7 +120,9 @@ def _tokens_path(workdir: str | Path, cc, query_words: int, analyzer: dict) -> P
     payload = {"version": OUTCOMES_VERSION, "corpus_hash": cc.corpus_hash, "chunker_id": cc.chunker_id,
                "chunker_params": cc.chunker_params, "query_words": query_words, "analyzer": analyzer}  # fmt: skip
     key = hashlib.sha256(canonical_json(payload).encode()).hexdigest()
-    return cache_folder(workdir).parent / "tokens" / f"{key}.npz"
+    env = os.environ.get("HARNESS_KI_CACHE")
+    root = Path(env) / "tokens" if env else Path(workdir) / "known-item" / "tokens"
+    return root / f"{key}.npz"
 
 
 def _pack(lists) -> tuple[list[str], np.ndarray, np.ndarray]:
