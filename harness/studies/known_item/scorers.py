@@ -225,9 +225,31 @@ def _embed_in_blocks(fn, texts: Sequence[str], dim: int, progress: bool, label: 
     return np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
 
 
-def _cached_chunk_embeddings(emb, inputs: ScorerInputs, label: str) -> tuple[np.ndarray, dict]:
-    """Chunk embeddings through the work directory's shared embedding cache (sharded over worker processes for a
-    ``per_text`` model, :func:`harness.retrieve.vector.cached_passage_embeddings`), and the cache statistics.
+class QuerySide:
+    """The query side of an embedder seen as passages (``embed_passages`` = its ``embed_queries``), under the model
+    id ``<model_id>#query``, so the embedding cache stores query vectors apart from passage vectors of the same text.
+    Always embedded in this process (no ``per_text``/``load_args``)."""
+
+    def __init__(self, emb):
+        self.emb, self.model_id = emb, f"{emb.model_id}#query"
+        self.weights_sha256, self.dim = emb.weights_sha256, emb.dim
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """The wrapped embedder's query vectors."""
+        return self.emb.embed_queries(texts)
+
+
+QUERY_KEY = "known-item-queries"
+"""The embedding cache's "chunker" key of known-item query vectors (texts are keyed by their sha256)."""
+
+
+def _cached_chunk_embeddings(
+    emb, inputs: ScorerInputs, label: str, *, queries: bool = False
+) -> tuple[np.ndarray, dict]:
+    """Chunk embeddings (or, ``queries=True``, query embeddings through :class:`QuerySide`) through the work
+    directory's shared embedding cache (sharded over worker processes for a ``per_text`` model,
+    :func:`harness.retrieve.vector.cached_passage_embeddings`; committed in batches, so an interrupted run keeps what
+    it embedded), and the cache statistics.
 
     Raises:
         HarnessInputError: the cache file is damaged (it is shared with other runs and costly to rebuild, so it is
@@ -239,9 +261,11 @@ def _cached_chunk_embeddings(emb, inputs: ScorerInputs, label: str) -> tuple[np.
     try:
         cache = EmbeddingCache.for_workdir(inputs.workdir)
         try:
-            texts = list(inputs.chunk_texts)
-            with progress_bar(f"{label} chunks (cache)", len(set(texts)), enabled=inputs.progress) as cb:
-                passages, stats = cached_passage_embeddings(cache, emb, inputs.chunker_id, texts, progress=cb)
+            texts = list(inputs.query_texts if queries else inputs.chunk_texts)
+            side, key = (QuerySide(emb), QUERY_KEY) if queries else (emb, inputs.chunker_id)
+            what = "queries" if queries else "chunks"
+            with progress_bar(f"{label} {what} (cache)", len(set(texts)), enabled=inputs.progress) as cb:
+                passages, stats = cached_passage_embeddings(cache, side, key, texts, progress=cb)
         finally:
             cache.close()
     except DAMAGE_ERRORS as exc:
@@ -309,8 +333,9 @@ def vector_scorer(inputs: ScorerInputs, options=None) -> tuple[HammingScorer | R
     side (:func:`harness.retrieve.embed.load_embedder`). With ``workdir``, chunk embeddings go through the shared
     embedding cache ``<workdir>/embeddings/cache.sqlite`` under ``chunker_id``
     (:func:`harness.retrieve.vector.cached_passage_embeddings`): at 100-word chunks these are the vectors
-    ``harness embed`` stores, so nothing is embedded twice; other chunk sizes get their own key. Queries are
-    always embedded, :data:`EMBED_BLOCK` at a time. Without ``workdir`` everything is embedded in memory.
+    ``harness embed`` stores, so nothing is embedded twice; other chunk sizes get their own key. Query
+    vectors go through the same cache under ``<model id>#query`` and :data:`QUERY_KEY` (:class:`QuerySide`), so a
+    re-run embeds no query twice. Without ``workdir`` everything is embedded in memory, :data:`EMBED_BLOCK` at a time.
     ``progress`` shows a bar for the chunk embeddings (cache hits count as done) and one for the queries.
 
     Returns:
@@ -345,7 +370,10 @@ def vector_scorer(inputs: ScorerInputs, options=None) -> tuple[HammingScorer | R
         passages = _embed_in_blocks(emb.embed_passages, inputs.chunk_texts, emb.dim, inputs.progress, f"{label} chunks")
     else:
         passages, cache_stats = _cached_chunk_embeddings(emb, inputs, label)
-    queries = _embed_in_blocks(emb.embed_queries, inputs.query_texts, emb.dim, inputs.progress, f"{label} queries")
+    if inputs.workdir is None:
+        queries = _embed_in_blocks(emb.embed_queries, inputs.query_texts, emb.dim, inputs.progress, f"{label} queries")
+    else:  # query vectors cached by content too (model id + "#query", the query text's sha256)
+        queries, query_stats = _cached_chunk_embeddings(emb, inputs, label, queries=True)
     if opts.binarize == "centered":
         center = centring_mean(passages)
         chunk_bits, query_bits = pack_centered(passages, center), pack_centered(queries, center)
@@ -371,4 +399,5 @@ def vector_scorer(inputs: ScorerInputs, options=None) -> tuple[HammingScorer | R
         config["score"] = "dim - hamming"
     if cache_stats is not None:
         config["embedding_cache"] = cache_stats
+        config["query_embedding_cache"] = query_stats
     return scorer, config
