@@ -3,7 +3,8 @@
 :class:`DropBest10` is a deliberately worse candidate: bm25 (the harness's own index) over the known-item study's
 chunks of ``$KI_CORPUS`` (default the shared corpus; 100-word ``md-words-v1`` chunks), answering every query as
 ``harness run`` would, except that for 10 % of the queries (those whose sha256 ends in a byte below 26) its best chunk
-other than the query's own is dropped. Everything is deterministic.
+other than the query's own is dropped with every other chunk of its document (the best document goes).
+Everything is deterministic.
 """
 
 from __future__ import annotations
@@ -43,11 +44,12 @@ class DropBest10:
         found = self.index.search_many(list(queries), chunk_depth + 2)
         out = []
         for q, (ranking, flags) in zip(queries, found, strict=True):
-            if dropped(q):  # the best chunk other than the query's own (which the study sets aside)
+            if dropped(q):  # the best document: that of the best chunk other than the query's own, all its chunks
                 own = self.own.get(q)
-                best = next((i for i, (cid, _) in enumerate(ranking) if cid != own), None)
+                best = next((cid for cid, _ in ranking if cid != own), None)
                 if best is not None:
-                    ranking = ranking[:best] + ranking[best + 1 :]
+                    doc = best.rsplit("#", 1)[0]
+                    ranking = [(c, v) for c, v in ranking if c == own or c.rsplit("#", 1)[0] != doc]
             out.append(QueryResult(docs=None, chunks=ranking[: chunk_depth + 1], flags=flags))
         return out
 
@@ -57,20 +59,27 @@ class DropBest10:
 
 def drop_trec(run_dir: str | Path, goldset: str | Path, out: str | Path, *, system: str = "bm25", tag: str = "drop"):
     """The gold-set twin of :class:`DropBest10`: the run's ``system`` TREC export (documents and chunks) with the
-    first document and chunk dropped for the questions :func:`dropped` selects (by question text), as one TREC file
-    tagged ``tag`` for ``harness evaluate --rankings``. Returns the question ids dropped."""
+    first document and every chunk of it dropped for the questions :func:`dropped` selects (by question text), as
+    one TREC file tagged ``tag`` for ``harness evaluate --rankings``. Returns the question ids dropped."""
     from harness.goldset.io import load_goldset
 
     text = {r.qid: r.question for r in load_goldset(goldset).records}
     chosen = sorted(q for q, t in text.items() if dropped(t))
     lines = []
+    top_doc: dict[str, str] = {}
+    for line in (Path(run_dir) / "trec" / f"{system}.document.run").read_text("utf-8").splitlines():
+        qid, _q0, item, rank, _score, _tag = line.split()
+        if rank == "1":
+            top_doc[qid] = item
     for level in ("document", "chunk"):
         by: dict[str, list[tuple[int, str, str]]] = {}
         for line in (Path(run_dir) / "trec" / f"{system}.{level}.run").read_text("utf-8").splitlines():
             qid, _q0, item, rank, score, _tag = line.split()
             by.setdefault(qid, []).append((int(rank), item, score))
         for qid, rows in sorted(by.items()):
-            rows = sorted(rows)[1:] if qid in chosen else sorted(rows)
+            rows = sorted(rows)
+            if qid in chosen:  # the best document and every chunk of it
+                rows = [r for r in rows if r[1].rsplit("#", 1)[0] != top_doc[qid]]
             lines += [f"{qid} Q0 {item} {i} {score} {tag}" for i, (_r, item, score) in enumerate(rows, start=1)]
     Path(out).write_text("\n".join(lines) + "\n", "utf-8")
     return chosen
