@@ -45,8 +45,21 @@ def real(tmp_path_factory):
     old = os.environ.get("HARNESS_WORKDIR")
     os.environ["HARNESS_WORKDIR"] = wd  # DropBest10 reads the study's cached tokens from it
     try:
-        r = _invoke("known-item", "--corpus", REAL_CORPUS, "--out", tmp / "ki", "--systems", systems, "--workdir", wd,
-                    "--format", "json")  # fmt: skip
+        r = _invoke(
+            "known-item",
+            "--corpus",
+            REAL_CORPUS,
+            "--out",
+            tmp / "ki",
+            "--systems",
+            systems,
+            "--workdir",
+            wd,
+            "--chunk-depth",
+            10,
+            "--format",
+            "json",
+        )  # fmt: skip  (hit@1 reads rank 1 only)
     finally:
         os.environ.pop("HARNESS_WORKDIR") if old is None else os.environ.__setitem__("HARNESS_WORKDIR", old)
     assert r.exit_code == 0, r.output
