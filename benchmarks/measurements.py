@@ -99,6 +99,25 @@ BLOCKS: dict[str, Block] = {
         "2 min (network-bound: PyPI)",
         "the README's main install on PyPI alone: wall time, venv size, whether torch came along",
     ),
+    "known-item-gate": Block(
+        (
+            sys.executable,
+            "benchmarks/known_item_gate_coverage.py",
+            "--ki",
+            "runs/known-item/gate",
+            "--pairs",
+            "bm25:tfidf,bm25:vector,bm25:bm25:k1=0.1,bm25:bm25:b=0.7",
+            "--reps",
+            "2000",
+            "--write",
+            "docs/measurements.md",
+        ),
+        "self",
+        "1 min after `harness known-item --corpus ../shared/corpus/mx-leyes-dof --systems "
+        "bm25,tfidf,vector,bm25:k1=0.1,bm25:b=0.7 --out runs/known-item/gate` (about 10 min cold)",
+        "the known-item gate's interval chosen by measurement: coverage of CR2 and Hansen-Hurwitz on the paired "
+        "known-item populations, as many documents drawn with replacement as the corpus holds",
+    ),
 }
 
 _BEGIN = "<!-- BEGIN {name} -->"

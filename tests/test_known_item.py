@@ -359,8 +359,15 @@ def test_vector_system_shares_the_embedding_cache(corpus, tmp_path, bag):
     assert (work / "embeddings" / "cache.sqlite").is_file()
 
     bag.passages = 0
-    second = run_known_item(corpus, None, systems="vector", workers=1, workdir=work, **KW)
+    cached = run_known_item(corpus, None, systems="vector", workers=1, workdir=work, **KW)  # outcomes cached
+    assert bag.passages == 0
+    assert cached.outcomes["vector"].config["outcomes_cache"]["hit"] is True
+    second = run_known_item(corpus, None, systems="vector", workers=1, workdir=work, cache=False, **KW)
     c2 = second.outcomes["vector"].config["embedding_cache"]
+    q1 = first.outcomes["vector"].config["query_embedding_cache"]
+    q2 = second.outcomes["vector"].config["query_embedding_cache"]  # query vectors cached too (model id #query)
+    n_q = len(set(first.corpus.query_texts))
+    assert (q1["n_cache_hits"], q1["n_embedded"]) == (0, n_q) and (q2["n_cache_hits"], q2["n_embedded"]) == (n_q, 0)
     assert bag.passages == 0 and (c2["n_cache_hits"], c2["n_embedded"]) == (n_distinct, 0)
     for res in (first, second):
         o, m = res.outcomes["vector"], mem.outcomes["vector"]

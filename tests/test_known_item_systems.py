@@ -184,8 +184,11 @@ def test_two_names_of_one_system_are_searched_once_and_both_reported(corpus):
     [
         (["two-stage:bm25"], "two-stage is not available in the known-item study"),
         (["mine=py:{plugin}:DocsOnly"], "returned no chunk ranking"),
-        (["mine=py:{plugin}:Foreign"], "chunk id 'elsewhere#0' is not a chunk of the study"),
-        (["mine=py:{plugin}:Broken"], r"system mine \(py:.*:Broken\): search failed \(RuntimeError: index offline\)"),
+        (["mine=py:{plugin}:Foreign"], "gatos#0: returned chunk id 'elsewhere#0', not a chunk of the study"),
+        (
+            ["mine=py:{plugin}:Broken"],
+            r"system mine \(py:.*:Broken\): search failed on chunk-query gatos#0 \(RuntimeError: index offline\)",
+        ),
         (["mine=py:{plugin}:Nope"], "has no attribute 'Nope'"),
         (["mine=py:no_such_module_here:X"], "no module named 'no_such_module_here'"),
         (["bm25", "nope"], "unknown system 'nope'"),
@@ -210,4 +213,4 @@ def test_cli_takes_registry_names_and_refuses_a_bad_plugin_with_exit_2(corpus, p
     assert summary["config"]["chunk_depth"] == 20
     bad = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "bad"), "--systems", f"m=py:{plugin}:Foreign"])
     assert bad.exit_code == 2
-    assert "is not a chunk of the study" in bad.output and not (tmp_path / "bad").exists()
+    assert "not a chunk of the study" in bad.output and not (tmp_path / "bad").exists()

@@ -137,7 +137,7 @@ def test_aliases_name_any_system_and_fusions_read_them():
         (["w0.5=bm25"], "alias 'w0.5' is a system name"),
         (["a=bm25", "a=vector"], "alias 'a' given twice"),
         (["a=rrf:b+bm25", "b=rrf:a+bm25"], "reads itself"),
-        (["bm25:k1=1.2"], "k1: Extra inputs are not permitted"),
+        (["bm25:k1x=1.2"], "k1x: Extra inputs are not permitted"),
         (["vector:binarize=x"], "binarize: Input should be 'sign' or 'centered'"),
         (["vector:index_fraction=2"], "index_fraction"),
         (["vector:bm25"], "vector takes options"),

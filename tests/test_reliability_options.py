@@ -88,6 +88,8 @@ CASES = [
     ("goldset plan", "--chunk-words", "0", "0 must be an integer >= 1"),
     ("goldset plan", "--query-words", "0", "0 must be an integer >= 1"),
     ("known-item", "--sample", "1", "1 must be an integer >= 2"),
+    ("known-item", "--plugin-timeout", "0", "0.0 must be a finite number > 0"),
+    ("gate", "--known-item-margin", "-0.1", "-0.1 must be a finite number >= 0"),
     ("known-item", "--seed", "-1", "-1 must be an integer >= 0"),
     ("goldset split", "--dev-fraction", "1", "1.0 must be a finite number in (0, 1)"),
     ("goldset split", "--dev-fraction", "nan", "nan must be a finite number in (0, 1)"),

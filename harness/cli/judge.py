@@ -126,8 +126,8 @@ def _verdict_target(verdict: str | None, fmt: str, out: str) -> tuple[str, str |
 
 @app.command()
 def gate(
-    baseline: Path = typer.Option(..., "--baseline", help="Baseline run record."),
-    candidate: Path = typer.Option(..., "--candidate", help="Candidate run record."),
+    baseline: Path = typer.Option(None, "--baseline", help="Baseline run record (optional with --known-item)."),
+    candidate: Path = typer.Option(None, "--candidate", help="Candidate run record (optional with --known-item)."),
     metric: list[str] = typer.Option(
         None, "--metric", help="Metric id(s) judged, repeatable or comma-separated (default mrr); each is one check."
     ),
@@ -161,13 +161,30 @@ def gate(
         None, "--report-url", help="Link to the HTML report (http or https URL), shown by markdown and junit."
     ),
     verdict: str = typer.Option(None, "--verdict", hidden=True, help="Deprecated: --out FILE --format json."),
+    known_item: Path = typer.Option(
+        None,
+        "--known-item",
+        help="Known-item check (a label-free proxy for source attribution): the output folder of harness known-item "
+        "--systems A,B; alone it is the whole gate, with --baseline/--candidate one more check.",
+    ),
+    known_item_margin: float = typer.Option(
+        None,
+        "--known-item-margin",
+        help="Margin of the known-item check (metric units, >= 0; required with --known-item).",
+        callback=number(0),
+    ),
+    known_item_metric: str = typer.Option(
+        "hit@1", "--known-item-metric", help="Known-item outcome judged: hit@1 or rr (reciprocal rank)."
+    ),
     fmt: str = GATE_FORMAT,
     out: str = OUT,
 ) -> None:
     """Non-inferiority gate: exit 0 PASS (lower bound > -margin), 1 FAIL (upper bound < -margin), 2 unusable or
     incomparable input, 3 INCONCLUSIVE (neither; --on-inconclusive maps it). PASS needs every metric and guard to
-    pass, FAIL any one to fail (intersection-union, no multiplicity adjustment). Nothing is written to a file unless
-    --out is given; questions missing on either side are always warned about on stderr."""
+    pass, FAIL any one to fail (intersection-union, no multiplicity adjustment). --known-item KI_DIR adds (or, alone,
+    is) the known-item check: the census difference on this corpus and a document-clustered interval with its
+    measured coverage (docs/ci.md). Nothing is written to a file unless --out is given; questions missing on either
+    side are always warned about on stderr."""
     from harness.evaluation.gate import gate as do_gate
     from harness.evaluation.runs import check_hashed
     from harness.evaluation.subset import Subset, load_restricted
@@ -175,28 +192,48 @@ def gate(
 
     fmt = output_format(fmt, out=out, kind="gate")
     fmt, verdict_file = _verdict_target(verdict, fmt, out)
-    check_paths([("--out", out), ("--verdict", verdict)], [("--baseline", baseline), ("--candidate", candidate)])
+    check_paths(
+        [("--out", out), ("--verdict", verdict)],
+        [("--baseline", baseline), ("--candidate", candidate), ("--known-item", known_item)],
+    )
     system_baseline = renamed(system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline")
     system_candidate = renamed(
         system_candidate, system_candidate_old, new="--candidate-system", old="--system-candidate"
     )
-    for field, path in (("--baseline", baseline), ("--candidate", candidate)):
-        check_hashed(path, allow_unhashed=allow_unhashed, field=field)
     subset = Subset.of(qids, category)
-    v = do_gate(
-        load_restricted(baseline, subset),
-        load_restricted(candidate, subset),
-        metric=_metrics(metric, "mrr"),
-        margin=margin,
-        alpha=alpha,
-        system_baseline=system_baseline,
-        system_candidate=system_candidate,
-        guards=list(guard or []),
-        split=split,
-        on_inconclusive=on_inconclusive,
-    )
-    if not subset.is_all:  # every header that names the split names the subset
-        v.split = f"{v.split}, subset {subset.label}"
+    v = None
+    if baseline is not None or candidate is not None or known_item is None:
+        if baseline is None or candidate is None:
+            raise HarnessInputError("--baseline and --candidate: give both run records (or --known-item alone)")
+        for field, path in (("--baseline", baseline), ("--candidate", candidate)):
+            check_hashed(path, allow_unhashed=allow_unhashed, field=field)
+        v = do_gate(
+            load_restricted(baseline, subset),
+            load_restricted(candidate, subset),
+            metric=_metrics(metric, "mrr"),
+            margin=margin,
+            alpha=alpha,
+            system_baseline=system_baseline,
+            system_candidate=system_candidate,
+            guards=list(guard or []),
+            split=split,
+            on_inconclusive=on_inconclusive,
+        )
+        if not subset.is_all:  # every header that names the split names the subset
+            v.split = f"{v.split}, subset {subset.label}"
+    if known_item is not None:
+        from harness.evaluation.known_item_gate import apply_known_item
+
+        v = apply_known_item(
+            v,
+            known_item,
+            baseline_system=system_baseline,
+            candidate_system=system_candidate,
+            margin=known_item_margin,
+            metric=known_item_metric,
+            alpha=alpha,
+            on_inconclusive=on_inconclusive,
+        )
     v.report_url = check_report_url(report_url)
     if verdict_file is not None:
         text = json.dumps(v.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli._checks import at_least, int_list
+from harness.cli._checks import at_least, int_list, number
 from harness.cli._common import (
     FORMAT,
     RESULT_OUT,
@@ -75,6 +75,18 @@ def known_item(
     ),
     workdir: Path = WORKDIR,
     overwrite: bool = typer.Option(False, help="Replace an existing output folder."),
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Search every system again (default: reuse each unchanged system's outcomes cached in the work "
+        "directory by corpus hash, chunking, query words and system configuration).",
+    ),
+    plugin_timeout: float = typer.Option(
+        None,
+        "--plugin-timeout",
+        help="Seconds a py: retriever may take per block of queries (> 0; default: no limit).",
+        callback=number(0, open_lower=True),
+    ),
     fmt: str = FORMAT,
     result_out: str = RESULT_OUT,
 ) -> None:
@@ -100,6 +112,8 @@ def known_item(
         overwrite=overwrite,
         progress=True,
         chunk_depth=chunk_depth,
+        cache=not no_cache,
+        plugin_timeout=plugin_timeout,
     )
     if sample is not None and (len(sizes) > 1 or coverage):
         raise HarnessInputError("--sample: runs one chunking without --coverage")

@@ -31,6 +31,7 @@ import xml.etree.ElementTree as ET
 
 from harness.evaluation.changes import change_line
 from harness.evaluation.gate import GateCheck, GateVerdict
+from harness.evaluation.known_item_gate import known_item_properties
 from harness.report.regressions import CAP, regression_rows
 from harness.report.terminal import gate_check_line
 
@@ -104,6 +105,7 @@ def junit_xml(v: GateVerdict) -> str:
     if v.report_url:
         info["report_url"] = v.report_url
     info["changes"] = "; ".join(change_line(c).removeprefix("changed: ") for c in v.changes) or "none"
+    info.update(known_item_properties(v))
     for name, value in info.items():
         _el(props, "property", name=name, value=str(value))
     for c, outcome in zip(v.checks, outcomes, strict=True):

@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 from harness.evaluation.changes import change_line
 from harness.evaluation.gate import EXIT_CODES
+from harness.evaluation.known_item_gate import KnownItemCheck, known_item_provenance
 from harness.goldset.schema import CATEGORIES
 from harness.report.format import MISSING, Markup, diff_iv, fmt_iv, legend, md, mean_iv, num, pct, pts, spaced, wtl
 from harness.report.markdown import known_item_table, table
@@ -173,6 +174,16 @@ def gate_headline(v) -> str:
     return f"## Gate: {md(v.decision)} (exit {v.exit_code}{md(policy)}) on {md(metrics)}"
 
 
+def known_item_markdown(v) -> list[str]:
+    """The known-item checks of a gate verdict in words (both numbers, the interval, its measured coverage, the MDD,
+    the proxy), then where the outcomes came from; empty without a known-item check."""
+    lines = [f"- {md(c.describe(v.system_candidate, v.system_baseline, v.level))}" for c in v.checks
+             if isinstance(c, KnownItemCheck)]  # fmt: skip
+    if not lines:
+        return []
+    return ["", "**Known-item check:**", "", *lines, *[f"- {md(x)}" for x in known_item_provenance(v)]]
+
+
 def _gate(v, _path) -> list[str]:
     """A ready pull-request comment: headline, the checks' table, the reason in plain words, each check's reason,
     the regressed questions of each metric check, the link to the HTML report, provenance and warnings."""
@@ -195,6 +206,7 @@ def _gate(v, _path) -> list[str]:
     out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None) + _evidence(v.method, v.design)
     out += ["", f"**Why:** {md(v.reason)}"]
     out += changes_markdown(v.changes)
+    out += known_item_markdown(v)
     if len(v.checks) > 1:
         out += ["", "Reasons:", ""] + [f"- {md(c.name)}: {md(c.reason)}" for c in v.checks]
     for c in v.checks:
@@ -207,8 +219,9 @@ def _gate(v, _path) -> list[str]:
         md(
             f"{v.system_candidate} ({v.candidate}) - {v.system_baseline} ({v.baseline}); split {v.split}; "
             f"{v.method_label} ({v.method}, the registry's default for paired differences), one-sided alpha "
-            f"{v.alpha:g}; {v.combination}; gold set {v.goldset.get('name')} v{v.goldset.get('version')}; "
-            f"harness {v.harness_version}; exit code {v.exit_code}."
+            f"{v.alpha:g}; {v.combination}; "
+            + (f"gold set {v.goldset.get('name')} v{v.goldset.get('version')}; " if v.goldset else "")
+            + f"harness {v.harness_version}; exit code {v.exit_code}."
         ),
     ]
     out += _warnings(v.warnings)

@@ -18,6 +18,7 @@ from rich.text import Text
 from harness.evaluation.changes import change_line
 from harness.evaluation.compare import ComparisonReport
 from harness.evaluation.gate import EXIT_CODES, POWER, GateCheck, GateVerdict
+from harness.evaluation.known_item_gate import KnownItemCheck, known_item_provenance
 from harness.evaluation.record import MetricSummary
 from harness.evaluation.runs import RunRecord
 from harness.evaluation.sweep import SweepResult
@@ -372,6 +373,8 @@ def gate_check_line(v: GateVerdict, c: GateCheck) -> str:
     """One line per check: ``PASS: mrr cand - base = +0.0120, 90 % CR2 (Satterthwaite t) interval [-0.0030,
     +0.0270] vs -margin -0.0200; mrr reason (minimum detectable difference at 80 % power: 0.0311; 28 clusters, 42
     questions)``; the interval with its marks (``[degenerate]``), the MDD as ``not estimable`` when it is."""
+    if isinstance(c, KnownItemCheck):  # both numbers named, the interval's measured coverage, the proxy
+        return c.describe(v.system_candidate, v.system_baseline, v.level)
     iv = "none" if c.lower is None else str(fmt_iv((c.lower, c.upper), "+.4f"))
     mdd = c.minimum_detectable_difference
     mdd_txt = "not estimable" if mdd is None else f"{mdd:.4f}"
@@ -405,15 +408,18 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
         shown = wrap_keeping_intervals(line, console.width) if console.is_terminal else line
         console.print(Text(shown), soft_wrap=True)
     print_changes(v.changes, console)
-    console.print(
-        Text(
-            f"gold set {esc(str(v.goldset.get('name')))} v{esc(str(v.goldset.get('version')))}, split {v.split}; "
-            f"{v.n_questions} "
-            f"questions, {v.n_clusters} clusters; harness {v.harness_version}; {v.method} interval from the "
-            "registry's default for paired differences"
-        ),
-        soft_wrap=True,
-    )
+    if v.goldset:
+        console.print(
+            Text(
+                f"gold set {esc(str(v.goldset.get('name')))} v{esc(str(v.goldset.get('version')))}, split {v.split}; "
+                f"{v.n_questions} "
+                f"questions, {v.n_clusters} clusters; harness {v.harness_version}; {v.method} interval from the "
+                "registry's default for paired differences"
+            ),
+            soft_wrap=True,
+        )
+    for line in known_item_provenance(v):
+        console.print(Text(esc(line)), soft_wrap=True)
     marks = legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
     for line in (marks, paired_evidence_note(v.method, design=v.design)):
         if line:

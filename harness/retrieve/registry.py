@@ -5,7 +5,8 @@ Kinds
 ===============  ==========================================  =====================================================
 kind             names                                       options (typed, pydantic)
 ===============  ==========================================  =====================================================
-``bm25``         ``bm25``                                    :class:`~harness.retrieve.bm25.BM25Options`
+``bm25``         ``bm25``, ``bm25:k1=0.9:b=0.4``,             :class:`~harness.retrieve.bm25.BM25Options`
+                 ``bm25:method=bm25+:delta=1``
 ``vector``       ``vector``, ``vector:binarize=centered``    :class:`~harness.retrieve.vector.VectorOptions`
 ``tfidf``        ``tfidf``                                   :class:`~harness.retrieve.tfidf.TfidfOptions`
 fusion           ``rrf``, ``rrf:k=10:bm25+mine``, ``w0.6``,  the method's options
@@ -163,7 +164,9 @@ def _options(model: type[BaseModel], values: Mapping, where: str) -> BaseModel:
 
 
 def _dump(options: BaseModel) -> dict:
-    return options.model_dump(mode="json")
+    """The options as recorded: every field, or (an options model with ``record_defaults = False``, such as
+    ``bm25``'s) only those that differ from their defaults, so a name spelling a default is the default system."""
+    return options.model_dump(mode="json", exclude_defaults=not getattr(options, "record_defaults", True))
 
 
 RECORDED_BEFORE: dict[str, dict] = {"vector": {"rescore": 0}, TWO_STAGE: {"dense": "hamming"}}

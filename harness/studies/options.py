@@ -43,6 +43,9 @@ class KnownItemOptions:
             probability proportional to their queries, with replacement; ``srs``) with ``seed`` (``sample=None``: every
             document); the summary's ``sample`` section holds the draws and the estimates
             (:mod:`harness.studies.known_item.sample`: Hansen-Hurwitz for ``pps``).
+        cache: with ``workdir``, read and write each system's outcomes in the content-addressed cache
+            (:mod:`harness.studies.known_item.cache`); ``False`` searches every system.
+        plugin_timeout: seconds a ``py:`` retriever may take on one block of queries (``None``: no limit).
     """
 
     chunk_words: int = 100
@@ -60,6 +63,8 @@ class KnownItemOptions:
     sample: int | None = None
     design: str = "pps"
     seed: int = 0
+    cache: bool = True
+    plugin_timeout: float | None = None
 
     @classmethod
     def of(cls, options: KnownItemOptions | None = None, **fields: Any) -> KnownItemOptions:

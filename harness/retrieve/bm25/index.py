@@ -1,7 +1,9 @@
-"""One BM25 index (bm25s, Lucene scoring) over ids and analysed tokens, its integer build, and its searches.
+"""One BM25 index (bm25s) over ids and analysed tokens, its integer build, and its searches.
 
-Scoring is bm25s's ``lucene`` variant (Lucene's BM25: idf = ln(1 + (N - df + 0.5)/(df + 0.5)), k1 = 1.5,
-b = 0.75; Kamphuis et al., ECIR 2020, "Which BM25 do you mean?"). Rankings keep only items with a positive score
+Scoring is by default bm25s's ``lucene`` variant (Lucene's BM25: idf = ln(1 + (N - df + 0.5)/(df + 0.5)), k1 = 1.5,
+b = 0.75; Kamphuis et al., ECIR 2020, "Which BM25 do you mean?"); any other ``k1``, ``b`` and bm25s variant
+(``robertson``, ``atire``, ``bm25l``, ``bm25+`` with its ``delta``) is one :func:`bm25_params` away, scored exactly as
+bm25s scores it. Rankings keep only items with a positive score
 (an item sharing no term with the query is not retrieved) and follow the project's tie rule exactly
 (:func:`harness.ranking.top_k_by_score`): the top ``depth`` items by score descending, then id ascending, with ties
 at the cut-off resolved by id, not by the order in which a top-k routine happened to return them.
@@ -36,8 +38,14 @@ from harness.ranking import Ranking, cut_in_tie, id_rank, top_k_by_score
 from harness.retrieve.analyzer import SpanishAnalyzer
 
 BM25_PARAMS = {"method": "lucene", "k1": 1.5, "b": 0.75}
+"""The default parameters (Lucene's BM25, k1 1.5, b 0.75); :func:`bm25_params` gives any other set."""
 MANIFEST = "manifest.json"
 """The index folder's derived-file manifest (:mod:`harness.derived`, kind ``bm25-index``)."""
+BM25_METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+"""bm25s's scoring variants (Kamphuis et al., ECIR 2020)."""
+NONOCCURRENCE_METHODS = ("bm25l", "bm25+")
+"""Variants that give a term absent from an item a positive score (bm25s's ``nonoccurrence_array``): every item
+scores above 0 for a query with a known term, so every item is retrieved."""
 
 _NUMBA_KERNELS: object = None  # None: not tried yet; False: numba unavailable; else the kernel module
 
@@ -63,27 +71,98 @@ def have_numba() -> bool:
 CSC_BLOCK = 1 << 20  # (item, term) rows placed at a time by lucene_csc's counting sort (bounds its temporaries)
 
 
-def lucene_csc(item: np.ndarray, term: np.ndarray, count: np.ndarray, length: np.ndarray, n_terms: int) -> dict:
-    """bm25s's ``lucene`` score matrix from integer (item, term, count) rows, bit-identical to ``bm25s.BM25.index``.
+def bm25_params(method: str = "lucene", k1: float = 1.5, b: float = 0.75, delta: float | None = None) -> dict:
+    """The BM25 parameters of an index: ``{"method", "k1", "b"}`` plus ``"delta"`` for ``bm25l`` / ``bm25+`` (bm25s's
+    default 0.5 when not given; the other methods have no delta, so none is recorded). The default equals
+    :data:`BM25_PARAMS`, so default indexes keep their cache keys.
+
+    Raises:
+        ValueError: an unknown method, or a delta given to a method without one.
+    """
+    if method not in BM25_METHODS:
+        raise ValueError(f"method must be one of {', '.join(BM25_METHODS)}, got {method!r}")
+    out = {"method": method, "k1": float(k1), "b": float(b)}
+    if method in NONOCCURRENCE_METHODS:
+        out["delta"] = 0.5 if delta is None else float(delta)
+    elif delta is not None:
+        raise ValueError(f"delta applies to bm25l and bm25+ only, not to {method}")
+    return out
+
+
+def _idf(method: str, df: int, n: int) -> float:
+    """bm25s 0.3's idf of each method (``bm25s.scoring._score_idf_*``), as a Python float."""
+    if method == "lucene":
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+    if method == "robertson":  # bm25s floors the ratio at 1 (allow_negative=False)
+        return math.log(max((n - df + 0.5) / (df + 0.5), 1))
+    if method == "atire":
+        return math.log(n / df)
+    if method == "bm25l":
+        return math.log((n + 1) / (df + 0.5))
+    return math.log((n + 1) / df)  # bm25+
+
+
+def _tfc(method: str, tf: np.ndarray, l_d: np.ndarray, avg, k1: float, b: float, delta) -> np.ndarray:
+    """bm25s 0.3's term-frequency component (``bm25s.scoring._score_tfc_*``) with its dtypes: ``tf`` float32,
+    ``l_d`` the item lengths (int64), ``avg`` numpy float64; a Python float times float32 stays float32 (NEP 50)."""
+    norm = (1 - b) + b * l_d / avg if method in ("lucene", "robertson") else 1 - b + b * l_d / avg
+    if method in ("lucene", "robertson"):
+        return tf / (k1 * norm + tf)
+    if method == "atire":
+        return (tf * np.float32(k1 + 1)) / (tf + k1 * norm)
+    if method == "bm25l":
+        c = tf / norm
+        return ((k1 + 1) * (c + delta)) / (k1 + c + delta)
+    return (tf * np.float32(k1 + 1)) / (k1 * norm + tf) + delta  # bm25+
+
+
+def nonoccurrence(df: np.ndarray, n_items: int, avg, params: dict) -> np.ndarray | None:
+    """bm25s's ``nonoccurrence_array`` (bm25l and bm25+; ``None`` otherwise): per term, ``idf * tfc(tf = 0)`` at the
+    average length, float32 (``bm25s.scoring._build_nonoccurrence_array``; the idf unrounded, as bm25s has it)."""
+    method = params["method"]
+    if method not in NONOCCURRENCE_METHODS:
+        return None
+    k1, b, delta = params["k1"], params["b"], params["delta"]
+    out = np.zeros(df.size, dtype=np.float32)
+    if method == "bm25l":
+        c = 0 / (1 - b + b * avg / avg)
+        tfc = ((k1 + 1) * (c + delta)) / (k1 + c + delta)
+    else:
+        tfc = ((k1 + 1) * 0) / (k1 * (1 - b + b * avg / avg) + 0) + delta
+    for t, d in enumerate(df.tolist()):
+        if d:
+            out[t] = _idf(method, d, n_items) * tfc
+    return out
+
+
+def lucene_csc(
+    item: np.ndarray, term: np.ndarray, count: np.ndarray, length: np.ndarray, n_terms: int, params: dict | None = None
+) -> dict:
+    """bm25s's score matrix from integer (item, term, count) rows, bit-identical to ``bm25s.BM25.index``.
 
     Reproduces bm25s 0.3 ``build_index_from_ids`` operation by operation: ``avg = mean(lengths)`` (float64), idf
-    ``= log(1 + (N - df + 0.5) / (df + 0.5))`` with ``math.log`` stored as float32, per posting
-    ``float32(idf * (tf / (k1 * ((1 - b) + b * l_d / avg) + tf)))`` in float64 (tf float32), CSC by term then item.
+    by method (lucene ``log(1 + (N - df + 0.5) / (df + 0.5))``; robertson, atire, bm25l, bm25+ as in Kamphuis et
+    al. 2020 and ``bm25s.scoring``) with ``math.log`` stored as float32, per posting ``float32(idf * tfc(tf, l_d))``
+    (minus the term's non-occurrence score for bm25l / bm25+), CSC by term then item.
 
     Args:
         item, term, count: one row per distinct (item, term) pair; ``count`` >= 1.
         length: tokens per item, shape (n_items,).
         n_terms: vocabulary size (every term must occur in some item).
+        params: :func:`bm25_params` (default :data:`BM25_PARAMS`, Lucene k1 1.5 b 0.75).
 
     Returns:
-        bm25s's ``scores`` dict (``data`` float32, ``indices`` int32, ``indptr`` int64, ``num_docs``).
+        bm25s's ``scores`` dict (``data`` float32, ``indices`` int32, ``indptr`` int64, ``num_docs``), plus
+        ``nonoccurrence`` (float32 per term, or ``None``) for bm25l / bm25+.
     """
+    params = dict(BM25_PARAMS if params is None else params)
+    method, k1, b, delta = params["method"], params["k1"], params["b"], params.get("delta")
     n_items = int(length.size)
-    k1, b = BM25_PARAMS["k1"], BM25_PARAMS["b"]
     avg = np.asarray(length, dtype=np.int64).mean()
     df = np.bincount(term, minlength=n_terms)
     idf = np.zeros(n_terms, dtype=np.float32)
-    idf[:] = [math.log(1 + (n_items - d + 0.5) / (d + 0.5)) if d else 0.0 for d in df.tolist()]
+    idf[:] = [_idf(method, d, n_items) if d else 0.0 for d in df.tolist()]
+    nonocc = nonoccurrence(df, n_items, avg, params)
     if item.size > 1 and not np.all(item[1:] >= item[:-1]):
         o = np.argsort(item, kind="stable")
         item, term, count = item[o], term[o], count[o]
@@ -109,9 +188,12 @@ def lucene_csc(item: np.ndarray, term: np.ndarray, count: np.ndarray, length: np
         cursor[ts[starts]] += sizes
         tf = ct[o].astype(np.float32)
         l_d = length[it[o]]
-        data[dest] = idf[ts] * (tf / (k1 * ((1 - b) + b * l_d / avg) + tf))
+        val = idf[ts] * _tfc(method, tf, l_d, avg, k1, b, delta)
+        if nonocc is not None:
+            val = val - nonocc[ts]
+        data[dest] = val
         indices[dest] = it[o]
-    return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_items}
+    return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_items, "nonoccurrence": nonocc}
 
 
 def _index_files(folder: Path) -> dict[str, Path]:
@@ -137,11 +219,14 @@ class BM25Index:
         self._ids_arr[:] = ids
 
     @classmethod
-    def build(cls, ids: list[str], token_lists: list[list[str]], analyzer: SpanishAnalyzer) -> BM25Index:
-        """Index ``token_lists`` (already analysed) under ``ids``."""
+    def build(
+        cls, ids: list[str], token_lists: list[list[str]], analyzer: SpanishAnalyzer, params: dict | None = None
+    ) -> BM25Index:
+        """Index ``token_lists`` (already analysed) under ``ids`` with bm25s itself (``params``: :func:`bm25_params`,
+        default :data:`BM25_PARAMS`)."""
         vocab: dict[str, int] = {}
         tok_ids = [[vocab.setdefault(t, len(vocab)) for t in toks] for toks in token_lists]
-        retriever = bm25s.BM25(**BM25_PARAMS)
+        retriever = bm25s.BM25(**(BM25_PARAMS if params is None else params))
         retriever.index(Tokenized(ids=tok_ids, vocab=vocab), show_progress=False)
         return cls(ids, retriever, analyzer)
 
@@ -155,16 +240,22 @@ class BM25Index:
         length: np.ndarray,
         vocab: dict[str, int],
         analyzer: SpanishAnalyzer,
+        params: dict | None = None,
     ) -> BM25Index:
         """Like :meth:`build` from integer (item, term, count) rows, without token lists (the rows of
         :func:`harness.retrieve.counts.count_terms`).
 
         Same scores (bit for bit, :func:`lucene_csc`) and vocabulary (plus bm25s's empty token) as ``build`` over the
-        same terms. ``vocab`` maps every term that occurs to its column.
+        same terms, under the same ``params``. ``vocab`` maps every term that occurs to its column.
         """
-        retriever = bm25s.BM25(**BM25_PARAMS)
-        retriever.scores = lucene_csc(item, term, count, length, len(vocab))
-        retriever.nonoccurrence_array = None
+        params = dict(BM25_PARAMS if params is None else params)
+        retriever = bm25s.BM25(**params)
+        scores = lucene_csc(item, term, count, length, len(vocab), params)
+        nonocc = scores.pop("nonoccurrence")
+        retriever.scores = scores
+        if nonocc is not None:  # bm25s sizes it to the vocabulary with its empty token (score 0)
+            nonocc = np.append(nonocc, np.float32(0)) if "" not in vocab else nonocc
+        retriever.nonoccurrence_array = nonocc
         vocab = dict(vocab)
         if "" not in vocab:  # what bm25s.BM25.index(create_empty_token=True) adds
             vocab[""] = max(vocab.values()) + 1
@@ -245,6 +336,22 @@ class BM25Index:
         s = self.retriever.scores
         return np.asarray(s["data"]), np.asarray(s["indices"]), np.asarray(s["indptr"])
 
+    @property
+    def nonoccurrence(self) -> np.ndarray | None:
+        """bm25s's per-term non-occurrence scores (bm25l, bm25+), or ``None``."""
+        arr = getattr(self.retriever, "nonoccurrence_array", None)
+        return None if arr is None else np.asarray(arr)
+
+    def query_offsets(self, q_ptr: np.ndarray, q_tok: np.ndarray) -> np.ndarray | None:
+        """Per query, the score every item gets from the query's terms it lacks (bm25l, bm25+; ``None`` otherwise):
+        ``nonoccurrence[ids].sum()`` in float32, as ``bm25s.BM25.get_scores_from_ids`` adds it."""
+        nonocc = self.nonoccurrence
+        if nonocc is None:
+            return None
+        return np.asarray(
+            [nonocc[q_tok[q_ptr[i] : q_ptr[i + 1]]].sum() for i in range(q_ptr.size - 1)], dtype=np.float32
+        )
+
     def _token_ids(self, queries: Sequence, analysed: bool) -> tuple[np.ndarray, np.ndarray]:
         """CSR layout of the queries' known token ids (repeats kept, analyser order): ``q_tok[q_ptr[i]:q_ptr[i+1]]``."""
         vocab = self.vocab
@@ -264,6 +371,7 @@ class BM25Index:
         ``float32`` additions in the same order as bm25s's ``np.add.at`` over the concatenated postings.
         """
         data, indices, indptr = self._csc()
+        offsets = self.query_offsets(q_ptr, q_tok)
         n = len(self.ids)
         nq = q_ptr.size - 1
         o_idx = np.full((nq, k), -1, dtype=np.int64)
@@ -278,6 +386,8 @@ class BM25Index:
             for t in toks.tolist():
                 a, b = indptr[t], indptr[t + 1]
                 sc[indices[a:b]] += data[a:b]
+            if offsets is not None:
+                sc += offsets[q]
             top = top_k_by_score(sc, self._id_rank, k)
             m = top.size
             o_idx[q, :m] = top
@@ -302,7 +412,8 @@ class BM25Index:
             depth: ranking depth (>= 1).
             n_threads: numba threads (default: one per 500 queries, at most ``numba.get_num_threads()``; 1 runs in
                 the calling thread). Ignored by the numpy path.
-            backend: ``"auto"`` (numba when importable), ``"numba"`` or ``"numpy"``.
+            backend: ``"auto"`` (numba when importable), ``"numba"`` or ``"numpy"``. bm25l / bm25+ indexes always
+                take the numpy path (their non-occurrence score is added to every item, as bm25s adds it).
 
         Returns:
             One ``(ranking, flags)`` per query: ranking = ``[(id, float32 score as float)]`` under (score desc, id
@@ -316,8 +427,8 @@ class BM25Index:
             raise ValueError(f"depth must be >= 1, got {depth}")
         if backend not in ("auto", "numba", "numpy"):
             raise ValueError(f"backend must be auto, numba or numpy, got {backend!r}")
-        kern = _numba_kernels() if backend != "numpy" else None
-        if backend == "numba" and kern is None:
+        kern = _numba_kernels() if backend != "numpy" and self.nonoccurrence is None else None
+        if backend == "numba" and _numba_kernels() is None:
             raise ImportError("numba is not installed (pip install 'harness[fast]')")
         q_ptr, q_tok = self._token_ids(queries, analysed)
         n = len(self.ids)

@@ -13,9 +13,10 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar, Literal
 
 import bm25s
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.corpus.store import Corpus
 from harness.derived import damaged_notice, remove_derived
@@ -25,24 +26,61 @@ from harness.progress import progress_bar, stage
 from harness.ranking import Ranking
 from harness.retrieve.analyzer import SpanishAnalyzer
 from harness.retrieve.base import QueryResult, SystemContext
-from harness.retrieve.bm25.index import BM25_PARAMS, BM25Index
+from harness.retrieve.bm25.index import BM25_PARAMS, NONOCCURRENCE_METHODS, BM25Index, bm25_params
 from harness.retrieve.counts import chunk_term_counts, counted_batches, document_term_counts
 
 ANALYSIS_BATCH = 4096  # chunks analysed at a time by the integer build (bounds the live Python token lists)
 
 
 class BM25Options(BaseModel):
-    """Options of a ``bm25`` system (none yet: the analyzer is ``es-snowball-fold-v1`` and the parameters are
-    :data:`~harness.retrieve.bm25.index.BM25_PARAMS`, Lucene's k1 = 1.5, b = 0.75). Unknown keys are refused."""
+    """Options of a ``bm25`` system: bm25s's parameters (``bm25:k1=0.9:b=0.4``, ``bm25:method=bm25+:delta=1``).
+
+    Attributes:
+        k1: term-frequency saturation (>= 0; default 1.5).
+        b: length normalisation in [0, 1] (default 0.75).
+        method: bm25s's variant (Kamphuis et al., ECIR 2020): ``lucene`` (default), ``robertson``, ``atire``,
+            ``bm25l``, ``bm25+``.
+        delta: the bm25l / bm25+ lower bound (>= 0; bm25s's default 0.5); refused for the other methods.
+
+    The analyzer is ``es-snowball-fold-v1``. Options equal to their defaults are not recorded
+    (:attr:`record_defaults` False), so ``bm25:b=0.75`` is the system ``bm25``, and a record written before the
+    options existed replays unchanged. Unknown keys are refused.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    record_defaults: ClassVar[bool] = False
+
+    k1: float = Field(BM25_PARAMS["k1"], ge=0, allow_inf_nan=False)
+    b: float = Field(BM25_PARAMS["b"], ge=0, le=1, allow_inf_nan=False)
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
+    delta: float | None = Field(None, ge=0, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_delta(cls, data):
+        """bm25l / bm25+ without a delta get bm25s's 0.5, so ``method=bm25l`` and ``method=bm25l:delta=0.5`` are one
+        system (one record, one index)."""
+        if isinstance(data, dict) and data.get("method") in NONOCCURRENCE_METHODS and data.get("delta") is None:
+            return {**data, "delta": 0.5}
+        return data
+
+    @model_validator(mode="after")
+    def _delta_applies(self) -> BM25Options:
+        if self.delta is not None and self.method not in NONOCCURRENCE_METHODS:
+            raise ValueError(f"delta applies to method bm25l or bm25+ only, not to {self.method}")
+        return self
+
+    def params(self) -> dict:
+        """The index parameters (:func:`harness.retrieve.bm25.index.bm25_params`)."""
+        return bm25_params(self.method, self.k1, self.b, self.delta)
 
 
 def open_bm25_system(context: SystemContext, options: BM25Options) -> BM25System:
-    """The ``bm25`` system of a run (registry factory): indexes built once per corpus and work directory, then
-    loaded; says whether they were built or loaded through ``context.log``."""
+    """The ``bm25`` system of a run (registry factory): indexes built once per corpus, work directory and parameter
+    set, then loaded; says whether they were built or loaded through ``context.log``."""
     t0 = time.perf_counter()
-    system = BM25System(context.corpus, context.workdir, progress=context.progress)
+    params = (options or BM25Options()).params()
+    system = BM25System(context.corpus, context.workdir, progress=context.progress, params=params)
     built = any(system.build_seconds.values())
     what = "tokenisation + chunk and document index builds + loading" if built else "loading"
     context.log(
@@ -68,13 +106,13 @@ def combine_levels(docs: Sequence[tuple[Ranking, dict]], chunks: Sequence[tuple[
     return out
 
 
-def _index_key(corpus: Corpus, analyzer: SpanishAnalyzer, level: str) -> str:
+def _index_key(corpus: Corpus, analyzer: SpanishAnalyzer, level: str, params: dict = BM25_PARAMS) -> str:
     payload = {
         "corpus_hash": corpus.manifest.corpus_hash,
         "chunker_id": corpus.manifest.chunker_id,
         "chunker_params": corpus.manifest.chunker_params,
         "analyzer": analyzer.config(),
-        "bm25": BM25_PARAMS,
+        "bm25": params,
         "level": level,
         "bm25s": bm25s.__version__,
     }
@@ -89,6 +127,8 @@ class BM25System:
         workdir: where indexes are persisted.
         progress: progress displays while building (:mod:`harness.progress`: a bar over the chunks tokenised, a
             spinner per index build); they change nothing built.
+        params: BM25 parameters (:func:`harness.retrieve.bm25.index.bm25_params`; default Lucene k1 1.5, b 0.75);
+            each parameter set has its own persisted indexes.
 
     Attributes:
         build_seconds: ``{"chunk": s, "document": s}`` for indexes built in this process (0 when loaded).
@@ -104,13 +144,16 @@ class BM25System:
         *,
         analyzer: SpanishAnalyzer | None = None,
         progress: bool = False,
+        params: dict | None = None,
     ):
         self.analyzer = analyzer or SpanishAnalyzer()
         self.corpus = corpus
+        self.params = dict(BM25_PARAMS if params is None else params)
         root = Path(workdir) / "indexes" / "bm25"
         self.build_seconds: dict[str, float] = {}
         self.index_bytes: dict[str, int] = {}
-        self.folders = {lv: root / f"{lv}-{_index_key(corpus, self.analyzer, lv)}" for lv in ("chunk", "document")}
+        key = {lv: _index_key(corpus, self.analyzer, lv, self.params) for lv in ("chunk", "document")}
+        self.folders = {lv: root / f"{lv}-{key[lv]}" for lv in ("chunk", "document")}
         missing = [lv for lv, f in self.folders.items() if not (f / "ids.json").exists()]
         for lv, f in self.folders.items():  # a damaged or unverifiable index is rebuilt, never used (issue 26 item 2)
             problem = None if lv in missing else BM25Index.check(f)
@@ -135,7 +178,7 @@ class BM25System:
             if "chunk" in missing:
                 t1 = time.perf_counter()
                 with stage("BM25: build the chunk index", enabled=progress):
-                    built["chunk"] = BM25Index.build_from_counts(chunk_ids, *chunk, self.analyzer)
+                    built["chunk"] = BM25Index.build_from_counts(chunk_ids, *chunk, self.analyzer, self.params)
                     built["chunk"].save(self.folders["chunk"])
                 del built["chunk"]
                 self.build_seconds["chunk"] = round(t_tok + time.perf_counter() - t1, 3)
@@ -143,7 +186,7 @@ class BM25System:
                 t1 = time.perf_counter()
                 with stage("BM25: build the document index", enabled=progress):
                     doc_ids, *doc = document_term_counts(corpus, self.analyzer, chunk_docs, *chunk)
-                    built["document"] = BM25Index.build_from_counts(doc_ids, *doc, self.analyzer)
+                    built["document"] = BM25Index.build_from_counts(doc_ids, *doc, self.analyzer, self.params)
                     built["document"].save(self.folders["document"])
                 self.build_seconds["document"] = round(t_tok + time.perf_counter() - t1, 3)
             del chunk, built
@@ -180,7 +223,7 @@ class BM25System:
         return {
             "system": "bm25",
             "library": f"bm25s {bm25s.__version__}",
-            "params": BM25_PARAMS,
+            "params": self.params,
             "analyzer": self.analyzer.config(),
             "documents": "document index (title + headings + text)",
             "chunks": "chunk index (chunk text)",

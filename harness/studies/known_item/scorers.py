@@ -50,14 +50,17 @@ class SparseScorer:
     Args:
         index_t: shape (V, N) CSR, term x chunk weights (non-negative).
         queries: shape (Q, V) CSR, query term weights.
+        offsets: shape (Q,), a score added to every chunk of a query after the accumulation (bm25s's non-occurrence
+            score of bm25l / bm25+, float32), or ``None``.
 
     Raises:
         ValueError: the vocabularies (``V``) differ.
     """
 
-    def __init__(self, index_t: sp.csr_matrix, queries: sp.csr_matrix):
+    def __init__(self, index_t: sp.csr_matrix, queries: sp.csr_matrix, offsets: np.ndarray | None = None):
         self.index_t = index_t.tocsr()
         self.queries = queries.tocsr()
+        self.offsets = None if offsets is None else np.asarray(offsets, dtype=np.float32)
         if self.index_t.shape[0] != self.queries.shape[1]:
             raise ValueError(f"shapes: queries {self.queries.shape}, index_t {self.index_t.shape}")
         self.n_queries, self.n_chunks = self.queries.shape[0], self.index_t.shape[1]
@@ -80,6 +83,8 @@ class SparseScorer:
                 a, b = ip[t], ip[t + 1]
                 if b > a:
                     row[ix[a:b]] += qv[k] * dat[a:b]
+            if self.offsets is not None:
+                row += self.offsets[start + r]
         return s
 
 
@@ -143,10 +148,14 @@ class ScorerFactory(Protocol):
     def __call__(self, inputs: ScorerInputs) -> tuple[Scorer, dict]: ...
 
 
-def bm25_scorer(inputs: ScorerInputs) -> tuple[SparseScorer, dict]:
-    """The ``bm25`` system: bm25s ``lucene`` weights (k1 1.5, b 0.75; :mod:`harness.retrieve.bm25`) of the chunk
-    tokens as a (V, N) term x chunk matrix, and each query as a (1, V) row of its term counts (with multiplicity,
-    as bm25s's ``get_scores`` sums a repeated term once per occurrence), so ``Q @ W.T`` is bm25s's score.
+def bm25_scorer(inputs: ScorerInputs, options=None) -> tuple[SparseScorer, dict]:
+    """The ``bm25`` system: bm25s weights of the chunk tokens as a (V, N) term x chunk matrix, and each query as a
+    (1, V) row of its term counts (with multiplicity, as bm25s's ``get_scores`` sums a repeated term once per
+    occurrence), so ``Q @ W.T`` is bm25s's score; for bm25l / bm25+ each query's non-occurrence score (bm25s's
+    ``nonoccurrence_array`` summed over its terms) is added to every chunk, as bm25s adds it.
+
+    ``options``: a :class:`harness.retrieve.bm25.BM25Options` (``k1``, ``b``, ``method``, ``delta``; ``None``: Lucene
+    k1 1.5, b 0.75).
 
     Returns:
         ``(SparseScorer, config)``; config: ``{"system": "bm25", "library": "bm25s <version>", "params": ...}``.
@@ -154,11 +163,12 @@ def bm25_scorer(inputs: ScorerInputs) -> tuple[SparseScorer, dict]:
     import bm25s
 
     from harness.retrieve.analyzer import SpanishAnalyzer
-    from harness.retrieve.bm25 import BM25_PARAMS, BM25Index
+    from harness.retrieve.bm25 import BM25Index, BM25Options
     from harness.retrieve.counts import query_term_matrix
 
+    params = (options or BM25Options()).params()
     n = len(inputs.chunk_tokens)
-    idx = BM25Index.build([str(i) for i in range(n)], inputs.chunk_tokens, SpanishAnalyzer())
+    idx = BM25Index.build([str(i) for i in range(n)], inputs.chunk_tokens, SpanishAnalyzer(), params)
     sc = idx.retriever.scores
     v = len(sc["indptr"]) - 1
     index_t = sp.csr_matrix(
@@ -166,8 +176,12 @@ def bm25_scorer(inputs: ScorerInputs) -> tuple[SparseScorer, dict]:
         shape=(v, int(sc["num_docs"])),
     )
     q = query_term_matrix(inputs.query_tokens, idx.vocab, v)
-    config = {"system": "bm25", "library": f"bm25s {bm25s.__version__}", "params": BM25_PARAMS}
-    return SparseScorer(index_t, q), config
+    offsets = None
+    if idx.nonoccurrence is not None:
+        q_ptr, q_tok = idx._token_ids(inputs.query_tokens, analysed=True)
+        offsets = idx.query_offsets(q_ptr, q_tok)
+    config = {"system": "bm25", "library": f"bm25s {bm25s.__version__}", "params": params}
+    return SparseScorer(index_t, q, offsets), config
 
 
 def _identity(tokens):
@@ -214,9 +228,31 @@ def _embed_in_blocks(fn, texts: Sequence[str], dim: int, progress: bool, label: 
     return np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
 
 
-def _cached_chunk_embeddings(emb, inputs: ScorerInputs, label: str) -> tuple[np.ndarray, dict]:
-    """Chunk embeddings through the work directory's shared embedding cache (sharded over worker processes for a
-    ``per_text`` model, :func:`harness.retrieve.vector.cached_passage_embeddings`), and the cache statistics.
+class QuerySide:
+    """The query side of an embedder seen as passages (``embed_passages`` = its ``embed_queries``), under the model
+    id ``<model_id>#query``, so the embedding cache stores query vectors apart from passage vectors of the same text.
+    Always embedded in this process (no ``per_text``/``load_args``)."""
+
+    def __init__(self, emb):
+        self.emb, self.model_id = emb, f"{emb.model_id}#query"
+        self.weights_sha256, self.dim = emb.weights_sha256, emb.dim
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """The wrapped embedder's query vectors."""
+        return self.emb.embed_queries(texts)
+
+
+QUERY_KEY = "known-item-queries"
+"""The embedding cache's "chunker" key of known-item query vectors (texts are keyed by their sha256)."""
+
+
+def _cached_chunk_embeddings(
+    emb, inputs: ScorerInputs, label: str, *, queries: bool = False
+) -> tuple[np.ndarray, dict]:
+    """Chunk embeddings (or, ``queries=True``, query embeddings through :class:`QuerySide`) through the work
+    directory's shared embedding cache (sharded over worker processes for a ``per_text`` model,
+    :func:`harness.retrieve.vector.cached_passage_embeddings`; committed in batches, so an interrupted run keeps what
+    it embedded), and the cache statistics.
 
     Raises:
         HarnessInputError: the cache file is damaged (it is shared with other runs and costly to rebuild, so it is
@@ -228,9 +264,11 @@ def _cached_chunk_embeddings(emb, inputs: ScorerInputs, label: str) -> tuple[np.
     try:
         cache = EmbeddingCache.for_workdir(inputs.workdir)
         try:
-            texts = list(inputs.chunk_texts)
-            with progress_bar(f"{label} chunks (cache)", len(set(texts)), enabled=inputs.progress) as cb:
-                passages, stats = cached_passage_embeddings(cache, emb, inputs.chunker_id, texts, progress=cb)
+            texts = list(inputs.query_texts if queries else inputs.chunk_texts)
+            side, key = (QuerySide(emb), QUERY_KEY) if queries else (emb, inputs.chunker_id)
+            what = "queries" if queries else "chunks"
+            with progress_bar(f"{label} {what} (cache)", len(set(texts)), enabled=inputs.progress) as cb:
+                passages, stats = cached_passage_embeddings(cache, side, key, texts, progress=cb)
         finally:
             cache.close()
     except DAMAGE_ERRORS as exc:
@@ -298,8 +336,9 @@ def vector_scorer(inputs: ScorerInputs, options=None) -> tuple[HammingScorer | R
     side (:func:`harness.retrieve.embed.load_embedder`). With ``workdir``, chunk embeddings go through the shared
     embedding cache ``<workdir>/embeddings/cache.sqlite`` under ``chunker_id``
     (:func:`harness.retrieve.vector.cached_passage_embeddings`): at 100-word chunks these are the vectors
-    ``harness embed`` stores, so nothing is embedded twice; other chunk sizes get their own key. Queries are
-    always embedded, :data:`EMBED_BLOCK` at a time. Without ``workdir`` everything is embedded in memory.
+    ``harness embed`` stores, so nothing is embedded twice; other chunk sizes get their own key. Query
+    vectors go through the same cache under ``<model id>#query`` and :data:`QUERY_KEY` (:class:`QuerySide`), so a
+    re-run embeds no query twice. Without ``workdir`` everything is embedded in memory, :data:`EMBED_BLOCK` at a time.
     ``progress`` shows a bar for the chunk embeddings (cache hits count as done) and one for the queries.
 
     Returns:
@@ -334,7 +373,10 @@ def vector_scorer(inputs: ScorerInputs, options=None) -> tuple[HammingScorer | R
         passages = _embed_in_blocks(emb.embed_passages, inputs.chunk_texts, emb.dim, inputs.progress, f"{label} chunks")
     else:
         passages, cache_stats = _cached_chunk_embeddings(emb, inputs, label)
-    queries = _embed_in_blocks(emb.embed_queries, inputs.query_texts, emb.dim, inputs.progress, f"{label} queries")
+    if inputs.workdir is None:
+        queries = _embed_in_blocks(emb.embed_queries, inputs.query_texts, emb.dim, inputs.progress, f"{label} queries")
+    else:  # query vectors cached by content too (model id + "#query", the query text's sha256)
+        queries, query_stats = _cached_chunk_embeddings(emb, inputs, label, queries=True)
     if opts.binarize == "centered":
         center = centring_mean(passages)
         chunk_bits, query_bits = pack_centered(passages, center), pack_centered(queries, center)
@@ -360,4 +402,5 @@ def vector_scorer(inputs: ScorerInputs, options=None) -> tuple[HammingScorer | R
         config["score"] = "dim - hamming"
     if cache_stats is not None:
         config["embedding_cache"] = cache_stats
+        config["query_embedding_cache"] = query_stats
     return scorer, config

@@ -125,6 +125,7 @@ def known_item_search(
     workers: int = 2,
     task_queries: int = 512,
     progress: Callable[[int], None] | None = None,
+    backend: str = "auto",
 ) -> tuple[np.ndarray, ...]:
     """Score every query against every chunk and return the known-item outcomes (rules 4-5 of the package docstring).
 
@@ -140,6 +141,9 @@ def known_item_search(
             copy-on-write; the per-term numpy calls are too small to scale on threads), threads elsewhere.
         task_queries: queries per task handed to a worker (rounded to whole blocks).
         progress: called with the number of queries finished in each block.
+        backend: ``"auto"``: a float32 sparse scorer (``bm25``, ``tfidf``) runs the compiled kernel of
+            :mod:`._numba` on ``workers`` threads when numba is installed (same outcomes, one row at a time);
+            ``"numpy"``: the dense blocks always.
 
     Returns:
         ``(hit, rank, tie, tie_decided_hit, top_chunk)``: arrays of shape (Q,) (see :class:`KnownItemOutcomes`).
@@ -157,6 +161,8 @@ def known_item_search(
     doc_hi = np.searchsorted(chunk_doc, np.arange(n_docs), side="right")
     q_doc = chunk_doc[query_chunks]
     q_lo, q_hi = doc_lo[q_doc], doc_hi[q_doc]
+    if backend == "auto" and _sparse_kernel(scorer) is not None:
+        return _sparse_kernel(scorer)(scorer, query_chunks, q_lo, q_hi, id_rank, max(1, workers), progress)
     hit = np.zeros(n_q, dtype=np.int8)
     rank = np.zeros(n_q, dtype=np.int64)
     tie = np.zeros(n_q, dtype=bool)
@@ -193,6 +199,17 @@ def known_item_search(
 
 
 _FORK_STATE: dict[int, tuple] = {}
+
+
+def _sparse_kernel(scorer):
+    """The compiled outcome kernel for a float32 sparse scorer, or None (another scorer, or no numba)."""
+    if not hasattr(scorer, "index_t") or np.dtype(scorer.dtype) != np.float32:
+        return None
+    try:
+        from harness.studies.known_item._numba import sparse_outcomes
+    except ImportError:
+        return None
+    return sparse_outcomes
 
 
 def _search_blocks(state: tuple, starts: list[int]) -> list:

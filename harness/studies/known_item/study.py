@@ -26,10 +26,11 @@ from harness.io import atomic_directory, atomic_write_json, check_output_locatio
 from harness.progress import progress_bar, stage
 from harness.ranking import id_rank as rank_ids
 from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
+from harness.studies.known_item.cache import load_outcomes, load_tokens, outcome_key, save_outcomes, save_tokens
 from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
 from harness.studies.known_item.scorers import ScorerInputs
 from harness.studies.known_item.search import KnownItemOutcomes, known_item_search
-from harness.studies.known_item.systems import StudySystems, plan_study_systems
+from harness.studies.known_item.systems import FACES, StudySystems, plan_study_systems
 from harness.studies.options import CoverageOptions, KnownItemOptions, split_fields
 
 if TYPE_CHECKING:
@@ -248,6 +249,9 @@ def run_known_item(
             face (:mod:`.systems`). With ``chunker``, ``chunk_words`` and ``min_tail_words`` are unused (recorded as
             ``None``). ``workdir``: the embedding cache the ``vector`` system reads and extends (``None``: embed in
             memory).
+            Also ``cache``: with ``workdir``, read and write each system's outcomes in the content-addressed cache
+            (:mod:`.cache`: an unchanged system on an unchanged corpus, chunking and query words is not searched
+            again; not with ``sample``); ``plugin_timeout``: seconds a ``py:`` retriever may take per block.
 
     Returns:
         A :class:`KnownItemResult` (render it with ``rich.print``).
@@ -282,32 +286,44 @@ def run_known_item(
 
         drawn = draw_documents(cc, sample, design, seed)
         cc = restrict(cc, drawn)
+    id_rank = rank_ids(cc.chunk_ids)
     from harness.retrieve.analyzer import SpanishAnalyzer
 
     analyzer = SpanishAnalyzer()
-    t1 = time.perf_counter()
-    with stage(f"known-item: tokenise {len(cc.texts)} chunks and their queries", enabled=progress):
-        tokens = analyzer.tokenize_many(cc.texts)
-        qtokens = analyzer.tokenize_many(cc.query_texts)
-    t_tok = time.perf_counter() - t1
-    id_rank = rank_ids(cc.chunk_ids)
-    inputs = ScorerInputs(
-        chunk_texts=cc.texts,
-        query_texts=cc.query_texts,
-        chunk_tokens=tokens,
-        query_tokens=qtokens,
-        chunker_id=cc.chunker_id,
-        workdir=Path(workdir) if workdir is not None else None,
-        progress=progress,
-        corpus_dir=Path(corpus_dir),
-    )
-    faces = StudySystems(plan, inputs, cc.chunk_ids, cc.query_chunks, id_rank, depth=chunk_depth)
+    use_cache = o.cache and workdir is not None and drawn is None  # a sample's outcomes are not the corpus's
+    keys = {n: outcome_key(cc, query_words, analyzer.config(), plan, n, chunk_depth, FACES) for n in systems}
+    searched = {
+        plan.key(n): load_outcomes(workdir, keys[n], n, int(cc.query_chunks.size)) for n in systems if use_cache
+    }
+    searched = {k: v for k, v in searched.items() if v is not None}  # identity -> outcomes (two names search once)
+    t1, t_tok, faces = time.perf_counter(), 0.0, None
+    if any(plan.key(n) not in searched for n in systems):  # tokenise and build only when a system is searched
+        with stage(f"known-item: tokenise {len(cc.texts)} chunks and their queries", enabled=progress):
+            got = load_tokens(workdir, cc, query_words, analyzer.config()) if use_cache else None
+            tokens, qtokens = got or (analyzer.tokenize_many(cc.texts), analyzer.tokenize_many(cc.query_texts))
+            if use_cache and got is None:
+                save_tokens(workdir, cc, query_words, analyzer.config(), tokens, qtokens)
+        t_tok = time.perf_counter() - t1
+        inputs = ScorerInputs(
+            chunk_texts=cc.texts,
+            query_texts=cc.query_texts,
+            chunk_tokens=tokens,
+            query_tokens=qtokens,
+            chunker_id=cc.chunker_id,
+            workdir=Path(workdir) if workdir is not None else None,
+            progress=progress,
+            corpus_dir=Path(corpus_dir),
+        )
+        faces = StudySystems(
+            plan, inputs, cc.chunk_ids, cc.query_chunks, id_rank, depth=chunk_depth, timeout=o.plugin_timeout
+        )
     outcomes: dict[str, KnownItemOutcomes] = {}
-    searched: dict[str, KnownItemOutcomes] = {}  # identity -> outcomes: two names of one system search once
     for name in systems:
-        key = faces.key(name)
+        key = plan.key(name)
         if key not in searched:
             searched[key] = _run_system(name, cc, faces, id_rank, workers=workers, batch_size=batch_size)
+            if use_cache:
+                save_outcomes(workdir, keys[name], searched[key])
         outcomes[name] = dataclasses.replace(searched[key], system=name)
     qdoc = cc.chunk_doc[cc.query_chunks]
     n_docs_q = int(np.unique(qdoc).size)

@@ -33,7 +33,10 @@ Faces
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -58,8 +61,8 @@ DEFAULT_DEPTH = DEFAULT_CHUNK_DEPTH
 Face = Callable[[ScorerInputs, BaseModel], tuple[Scorer, dict]]
 
 
-def _bm25(inputs: ScorerInputs, _options: BaseModel) -> tuple[Scorer, dict]:
-    return bm25_scorer(inputs)
+def _bm25(inputs: ScorerInputs, options: BaseModel) -> tuple[Scorer, dict]:
+    return bm25_scorer(inputs, options)
 
 
 def _tfidf(inputs: ScorerInputs, _options: BaseModel) -> tuple[Scorer, dict]:
@@ -158,6 +161,8 @@ class StudySystems:
         query_chunks: shape (Q,), the chunk of each query.
         id_rank: shape (N,), each chunk id's rank in ascending string order (the tie rule).
         depth: chunks each per-query face ranks (>= 1).
+        timeout: seconds a ``py:`` retriever may take on one block of queries (``None``: no limit; enforced in the
+            main thread only, with ``SIGALRM``).
     """
 
     def __init__(
@@ -169,7 +174,9 @@ class StudySystems:
         id_rank: np.ndarray,
         *,
         depth: int = DEFAULT_DEPTH,
+        timeout: float | None = None,
     ):
+        self.timeout = timeout
         if depth < 1:
             raise HarnessInputError(f"--chunk-depth: {depth} is below 1")
         self.plan, self.inputs, self.depth = plan, inputs, int(depth)
@@ -283,18 +290,30 @@ class StudySystems:
         queries, qc, pos, depth = list(self.inputs.query_texts), self.query_chunks, self._positions(), self.depth
         ids = self.chunk_ids
 
+        def call(a: int, b: int):
+            with time_limit(self.timeout):
+                return obj.search(queries[a:b], doc_depth=1, chunk_depth=depth + 1)
+
         def rank_block(start: int, stop: int) -> list[tuple[np.ndarray, np.ndarray]]:
-            block = queries[start:stop]
-            raw = plugin_call(where, "search", obj.search, block, doc_depth=1, chunk_depth=depth + 1)
-            results = check_results(raw, stop - start, 1, depth + 1, where=where)
+            def located(a: int, b: int):
+                try:
+                    return call(a, b)
+                except (KeyboardInterrupt, HarnessInputError):
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - a user's code: one line naming it and the chunk-query
+                    raise HarnessInputError(_failure(where, exc, a, b, call, ids, qc)) from exc
+
+            # the plugin contract (stdout to stderr, the folder restored) around the call and its one-query retries
+            raw = plugin_call(where, "search", located, start, stop)
+            results = check_results(raw, stop - start, 1, depth + 1, where=f"{where}: {_queries(ids, qc, start, stop)}")
             out = []
             for r, res in enumerate(results):
+                own = ids[qc[start + r]]
                 if res.chunks is None:
                     raise HarnessInputError(
-                        f"{where}: returned no chunk ranking; the known-item study ranks chunks (return QueryResult"
-                        ".chunks with the study's chunk ids)"
+                        f"{where}: chunk-query {own}: returned no chunk ranking; the known-item study ranks chunks "
+                        "(return QueryResult.chunks with the study's chunk ids)"
                     )
-                own = ids[qc[start + r]]
                 kept = []
                 for cid, v in res.chunks:
                     if cid == own:
@@ -302,8 +321,8 @@ class StudySystems:
                     p = pos.get(cid)
                     if p is None:
                         raise HarnessInputError(
-                            f"{where}: query {start + r}: chunk id {cid!r} is not a chunk of the study (its ids are "
-                            f"<doc_id>#<index> under its chunker, e.g. {ids[0]!r})"
+                            f"{where}: chunk-query {own}: returned chunk id {cid!r}, not a chunk of the study (its "
+                            f"ids are <doc_id>#<index> under its chunker, e.g. {ids[0]!r})"
                         )
                     kept.append((p, v))
                 kept = kept[:depth]
@@ -370,3 +389,48 @@ class StudySystems:
             "path": self._path() + "; one process",
         }
         return config
+
+
+class PluginTimeout(Exception):
+    """A ``py:`` retriever took longer than the study's timeout on a block of queries."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None):
+    """Raise :class:`PluginTimeout` in the block after ``seconds`` (``SIGALRM``; no limit when ``seconds`` is
+    ``None`` or outside the main thread)."""
+    if not seconds or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def _alarm(_sig, _frame):
+        raise PluginTimeout(f"no answer within {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _queries(ids: Sequence[str], qc: np.ndarray, start: int, stop: int) -> str:
+    first, last = ids[qc[start]], ids[qc[stop - 1]]
+    return f"chunk-query {first}" if stop - start == 1 else f"chunk-queries {first} .. {last}"
+
+
+def _failure(where: str, exc: Exception, start: int, stop: int, call, ids: Sequence[str], qc: np.ndarray) -> str:
+    """One line naming the system and the chunk-query a ``py:`` retriever failed on: a failed block is retried one
+    query at a time to find the first that fails (a timeout names the block)."""
+    at = _queries(ids, qc, start, stop)
+    if not isinstance(exc, PluginTimeout) and stop - start > 1:
+        for i in range(start, stop):
+            try:
+                call(i, i + 1)
+            except Exception as one:  # noqa: BLE001 - the user's code again
+                exc, at = one, _queries(ids, qc, i, i + 1)
+                break
+    msg = str(exc).splitlines()[0] if str(exc) else ""
+    kind = "timed out" if isinstance(exc, PluginTimeout) else "search failed"
+    return f"{where}: {kind} on {at} ({type(exc).__name__}: {msg}); the known-item check cannot score it"
