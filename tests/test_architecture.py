@@ -19,7 +19,7 @@
 The violations found when the cycle and size checks were written (the report/html <-> report/markdown cycle, six
 modules over 600 lines, four importorskip calls) were all removed before they were merged; the package-level
 component of issue 27 (evaluation, goldset, metrics, report, retrieve, studies, validate) was removed by the moves
-listed in ``docs/MOVES-issue27.md``.
+listed in the merge commit of the layers branch (``git log --grep "Merge branch .layers."``).
 """
 
 from __future__ import annotations
