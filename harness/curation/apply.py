@@ -11,6 +11,8 @@ import datetime as dt
 import json
 import os
 import shutil
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -165,11 +167,51 @@ def apply_correction(
     for item, name in zip(entry.get("corrections") or [], kept, strict=False):
         item["kept_as"] = f"corrections/{name}"
     gs = corrected.original
+    with version_folder(
+        out,
+        src_root,
+        files,
+        gs,
+        records_text=corrected.records_text,
+        manifest=corrected.manifest_raw,
+        readme_goldset=corrected.goldset,
+    ) as tmp:
+        (tmp / "corrections").mkdir(exist_ok=True)
+        for cf, name in zip(corrected.files, kept, strict=True):
+            data = cf.path.read_bytes()
+            if sha256_bytes(data) != cf.sha256:
+                raise HarnessInputError(f"{cf.path}: changed while it was applied (sha256 differs); apply it again")
+            (tmp / "corrections" / name).write_bytes(data)
+    return ApplyResult(report, True, out, corrected.new_version, corrected.changed_ids)
+
+
+@contextmanager
+def version_folder(
+    out: Path,
+    src_root: Path,
+    files: Sequence[Path],
+    gs,
+    *,
+    records_text: str,
+    manifest: dict,
+    readme_goldset,
+    inputs: Sequence[Path] = (),
+) -> Iterator[Path]:
+    """Write a new version of the dataset folder ``src_root`` as ``out`` (atomically, as a whole): every file of
+    ``files`` copied but the records, the manifest and ``README.md``, which are written anew (``records_text``, the
+    ``manifest`` dict as JSON, the README regenerated from ``readme_goldset`` keeping the old README's prose).
+    Yields the temporary folder so the caller can add files (``goldset apply``'s ``corrections/``); on an error
+    nothing is written. Used by ``goldset apply`` and ``goldset split``.
+
+    Args:
+        gs: the input :class:`~harness.goldset.io.GoldSet` (its records and manifest paths lie in ``src_root``).
+        inputs: paths an error message may name instead of the temporary folder (:func:`harness.io.atomic_directory`).
+    """
     assert gs.manifest_path is not None
     rel_records = gs.records_path.resolve().relative_to(src_root.resolve())
     rel_manifest = gs.manifest_path.resolve().relative_to(src_root.resolve())
     rel_readme = Path("README.md")
-    with atomic_directory(out, marker=False, field="--out") as tmp:
+    with atomic_directory(out, marker=False, field="--out", inputs=inputs) as tmp:
         os.chmod(tmp, 0o755)
         for f in files:
             rel = f.relative_to(src_root)
@@ -177,17 +219,11 @@ def apply_correction(
                 (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(f, tmp / rel)
         (tmp / rel_records).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / rel_records).write_text(corrected.records_text, encoding="utf-8", newline="\n")
+        (tmp / rel_records).write_text(records_text, encoding="utf-8", newline="\n")
         (tmp / rel_manifest).write_text(
-            json.dumps(corrected.manifest_raw, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
+            json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
         )
-        (tmp / "corrections").mkdir(exist_ok=True)
-        for cf, name in zip(corrected.files, kept, strict=True):
-            data = cf.path.read_bytes()
-            if sha256_bytes(data) != cf.sha256:
-                raise HarnessInputError(f"{cf.path}: changed while it was applied (sha256 differs); apply it again")
-            (tmp / "corrections" / name).write_bytes(data)
+        yield tmp
         old_readme = src_root / rel_readme
         text = old_readme.read_text(encoding="utf-8") if old_readme.is_file() else None
-        (tmp / rel_readme).write_text(regenerate_readme(text, corrected.goldset), encoding="utf-8", newline="\n")
-    return ApplyResult(report, True, out, corrected.new_version, corrected.changed_ids)
+        (tmp / rel_readme).write_text(regenerate_readme(text, readme_goldset), encoding="utf-8", newline="\n")

@@ -16,20 +16,16 @@ before anything is written; the input is never modified.
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.curation.apply import dataset_files
+from harness.curation.apply import dataset_files, version_folder
 from harness.errors import HarnessInputError
 from harness.goldset.corrections import _serializer, bump_minor
 from harness.goldset.io import GoldSet, load_goldset
-from harness.goldset.readme import regenerate_readme
 from harness.goldset.schema import GoldManifest
 from harness.goldset.split import SplitPlan, assign_split
-from harness.io import atomic_directory, read_json, read_jsonl, sha256_bytes
+from harness.io import read_json, read_jsonl, sha256_bytes
 from harness.validate.core import resolve_contract, validate_goldset
 from harness.validate.report import ValidationReport
 
@@ -149,22 +145,8 @@ def write_split(
     report = validate_goldset(new_gs, contract=the_contract, lines=[ln for ln, _ in rows])
     if not report.valid:
         return SplitWritten(plan, report, None, version)
-    rel_records = gs.records_path.resolve().relative_to(src.resolve())
-    rel_manifest = gs.manifest_path.resolve().relative_to(src.resolve())
-    rel_readme = Path("README.md")
-    with atomic_directory(out, marker=False, field="--out", inputs=[src]) as tmp:
-        os.chmod(tmp, 0o755)
-        for f in files:
-            rel = f.relative_to(src)
-            if rel not in (rel_records, rel_manifest, rel_readme):
-                (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(f, tmp / rel)
-        (tmp / rel_records).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / rel_records).write_text(records_text, encoding="utf-8", newline="\n")
-        (tmp / rel_manifest).write_text(
-            json.dumps(man, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
-        )
-        old = src / rel_readme
-        text = old.read_text(encoding="utf-8") if old.is_file() else None
-        (tmp / rel_readme).write_text(regenerate_readme(text, new_gs), encoding="utf-8", newline="\n")
+    with version_folder(
+        out, src, files, gs, records_text=records_text, manifest=man, readme_goldset=new_gs, inputs=[src]
+    ):
+        pass
     return SplitWritten(plan, report, out, version)
