@@ -232,12 +232,34 @@ SLOW_TESTS.update(dict.fromkeys(_FAST_SUBSET_CUT, "2.6-12 s in the fast subset")
 # test_registry.py (4 tests, 8 s), test_stats_batched.py bootstrap kernels (7 s), test_cli_known_item.py (6 s).
 
 
+# The tests that build or read the real corpus's derived files in the one shared work directory (``HARNESS_WORKDIR``,
+# default ``.harness``): under pytest-xdist (``-n 2 --dist loadgroup``, the README's test command) they all run on one
+# worker, in file order, so that two workers never build the same index or embedding cache at once (the second
+# writer of a derived folder is refused by design, harness/io.py) and the cold embedding is paid once. Every other
+# test writes under its own tmp_path and is spread over the workers.
+SHARED_WORKDIR_MODULES = frozenset(
+    {
+        "test_baseline.py",
+        "test_chunking_real.py",
+        "test_export_interop.py",
+        "test_known_item_gate_real.py",
+        "test_real_pipeline.py",
+        "test_standard_metrics_real.py",
+    }
+)
+SHARED_WORKDIR_TESTS = frozenset({"test_vector.py::test_real_corpus_default_model_index"})
+SHARED_WORKDIR_GROUP = "real-corpus-workdir"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests of :data:`SLOW_MODULES` and :data:`SLOW_TESTS` ``slow``; a stale entry is an error."""
+    """Mark the tests of :data:`SLOW_MODULES` and :data:`SLOW_TESTS` ``slow`` and put the shared-work-directory tests
+    in one xdist group; a stale entry is an error."""
     seen_files = {item.path.name for item in items}
     matched: set[str] = set()
     for item in items:
         key = f"{item.path.name}::{item.originalname}"
+        if item.path.name in SHARED_WORKDIR_MODULES or key in SHARED_WORKDIR_TESTS:
+            item.add_marker(pytest.mark.xdist_group(SHARED_WORKDIR_GROUP))
         if item.path.name in SLOW_MODULES or key in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
             matched.add(key)
