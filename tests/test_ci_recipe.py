@@ -407,6 +407,33 @@ def test_gitlab_job_script_from_a_fresh_clone(setup, tmp_path):
     assert (out / "report.html").is_file() and (out / "exit-code").read_text().strip() == "3"
 
 
+def test_gitlab_job_runs_the_known_item_guard_and_exits_with_the_more_severe_code(setup, tmp_path):
+    """The optional known-item guard in the GitLab job: off by default (above), and when its candidate is set it runs
+    `harness known-item` and `harness gate --known-item`, appends its Markdown to the note, and the job exits with
+    the more severe of the gate's and the guard's codes (2 > 1 > 3 > 0)."""
+    from harness.evaluation.gate import EXIT_CODES
+
+    clone = fresh_clone(tmp_path / "clone")
+    job = yaml.safe_load((clone / GITLAB).read_text("utf-8"))["harness-gate"]
+    assert job["variables"]["HARNESS_KNOWN_ITEM_CANDIDATE"] == "", "off by default"
+    install = [line for line in job["script"] if "pip install" in line]
+    script = "\n".join(line for line in job["script"] if line not in install)
+    env = job_env(job["variables"], setup, tmp_path, HARNESS_RANKINGS=str(setup["inconclusive"]),
+                  HARNESS_SYSTEM_CANDIDATE="mine", HARNESS_KNOWN_ITEM_CANDIDATE="tfidf",
+                  HARNESS_KI_CACHE=str(tmp_path / "ki-cache"))  # fmt: skip
+    p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=clone, env=env,
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    out = clone / "gate-out"
+    ki = json.loads((out / "known-item-verdict.json").read_text("utf-8"))["data"]
+    ki_code = EXIT_CODES[ki["decision"]]
+    assert (out / "known-item-exit-code").read_text().strip() == str(ki_code)
+    expected = next((c for c in (2, 1, 3) if c in (3, ki_code)), 0)  # the gold-set gate is INCONCLUSIVE (3)
+    assert p.returncode == expected, (ki["decision"], p.stdout + p.stderr)
+    comment = (out / "comment.md").read_text("utf-8")
+    assert comment.startswith("## Gate: INCONCLUSIVE (exit 3)") and comment.count("## ") >= 2, comment
+    assert "known-item" in comment.lower() and "tfidf" in comment
+
+
 def test_docs_state_the_gate_exit_codes_and_are_linked_from_the_readme():
     from harness.evaluation.gate import EXIT_CODES
 
