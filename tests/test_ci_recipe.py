@@ -424,6 +424,7 @@ def test_gitlab_job_runs_the_known_item_guard_and_exits_with_the_more_severe_cod
     p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=clone, env=env,
                        capture_output=True, text=True, timeout=300)  # fmt: skip
     out = clone / "gate-out"
+    assert (out / "known-item-verdict.json").is_file(), p.stdout + p.stderr
     ki = json.loads((out / "known-item-verdict.json").read_text("utf-8"))["data"]
     ki_code = EXIT_CODES[ki["decision"]]
     assert (out / "known-item-exit-code").read_text().strip() == str(ki_code)
