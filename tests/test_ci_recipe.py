@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -407,10 +408,29 @@ def test_gitlab_job_script_from_a_fresh_clone(setup, tmp_path):
     assert (out / "report.html").is_file() and (out / "exit-code").read_text().strip() == "3"
 
 
+def _long_corpus(root: Path, docs: int = 24, paragraphs: int = 4, words: int = 120) -> Path:
+    """A corpus of multi-chunk documents (known-item needs them): seeded pseudo-words, one vocabulary per document."""
+    rng = random.Random(7)
+    letters = "bcdfghjklmnprstvz"
+    meta = []
+    for d in range(docs):
+        vocab = ["".join(rng.choice(letters) + rng.choice("aeiou") for _ in range(3)) for _ in range(60)]
+        body = "\n\n".join(" ".join(rng.choice(vocab) for _ in range(words)) + "." for _ in range(paragraphs))
+        rel = f"docs/doc_{d:03d}.md"
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"# Documento {d}\n\n{body}\n", "utf-8")
+        meta.append({"doc_id": f"doc-{d:03d}", "path": rel, "title": f"Documento {d}", "date": "2024-02-01",
+                     "institution": "X", "doc_type": "aviso"})  # fmt: skip
+    (root / "metadata.jsonl").write_text("\n".join(json.dumps(m) for m in meta) + "\n", "utf-8")
+    return root
+
+
 def test_gitlab_job_runs_the_known_item_guard_and_exits_with_the_more_severe_code(setup, tmp_path):
-    """The optional known-item guard in the GitLab job: off by default (above), and when its candidate is set it runs
+    """The optional known-item guard in the GitLab job: off by default (above); with its candidate set it runs
     `harness known-item` and `harness gate --known-item`, appends its Markdown to the note, and the job exits with
-    the more severe of the gate's and the guard's codes (2 > 1 > 3 > 0)."""
+    the more severe of the gate's and the guard's codes (2 > 1 > 3 > 0). Two cases: a corpus of one-chunk documents
+    (no known-item query: the guard is unusable, exit 2 beats the gate's INCONCLUSIVE 3) and a corpus of multi-chunk
+    documents (a real known-item verdict)."""
     from harness.evaluation.gate import EXIT_CODES
 
     clone = fresh_clone(tmp_path / "clone")
@@ -418,12 +438,22 @@ def test_gitlab_job_runs_the_known_item_guard_and_exits_with_the_more_severe_cod
     assert job["variables"]["HARNESS_KNOWN_ITEM_CANDIDATE"] == "", "off by default"
     install = [line for line in job["script"] if "pip install" in line]
     script = "\n".join(line for line in job["script"] if line not in install)
-    env = job_env(job["variables"], setup, tmp_path, HARNESS_RANKINGS=str(setup["inconclusive"]),
-                  HARNESS_SYSTEM_CANDIDATE="mine", HARNESS_KNOWN_ITEM_CANDIDATE="tfidf",
-                  HARNESS_KI_CACHE=str(tmp_path / "ki-cache"))  # fmt: skip
-    p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=clone, env=env,
-                       capture_output=True, text=True, timeout=300)  # fmt: skip
     out = clone / "gate-out"
+
+    def play(corpus: Path) -> subprocess.CompletedProcess:
+        shutil.rmtree(out, ignore_errors=True)
+        env = job_env(job["variables"], setup, tmp_path, HARNESS_RANKINGS=str(setup["inconclusive"]),
+                      HARNESS_SYSTEM_CANDIDATE="mine", HARNESS_KNOWN_ITEM_CANDIDATE="tfidf",
+                      HARNESS_CORPUS=str(corpus), HARNESS_KI_CACHE=str(tmp_path / "ki-cache"))  # fmt: skip
+        return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=clone, env=env,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    p = play(setup["corpus"])  # one-chunk laws: no known-item query
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "no known-item query" in p.stderr and (out / "known-item-exit-code").read_text().strip() == "2"
+    assert json.loads((out / "verdict.json").read_text("utf-8"))["data"]["decision"] == "INCONCLUSIVE"
+
+    p = play(_long_corpus(tmp_path / "long"))
     assert (out / "known-item-verdict.json").is_file(), p.stdout + p.stderr
     ki = json.loads((out / "known-item-verdict.json").read_text("utf-8"))["data"]
     ki_code = EXIT_CODES[ki["decision"]]
