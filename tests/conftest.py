@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import json
 import os
 from pathlib import Path
@@ -233,10 +235,15 @@ SLOW_TESTS.update(dict.fromkeys(_FAST_SUBSET_CUT, "2.6-12 s in the fast subset")
 
 
 # The tests that build or read the real corpus's derived files in the one shared work directory (``HARNESS_WORKDIR``,
-# default ``.harness``): under pytest-xdist (``-n 2 --dist loadgroup``, the README's test command) they all run on one
-# worker, in file order, so that two workers never build the same index or embedding cache at once (the second
-# writer of a derived folder is refused by design, harness/io.py) and the cold embedding is paid once. Every other
-# test writes under its own tmp_path and is spread over the workers.
+# default ``.harness``), and every ``realcorpus`` test (a CLI call without ``--workdir`` ingests into that directory
+# too): under pytest-xdist (``-n 2 --dist loadgroup``, the README's test command) they are one work unit, run on one
+# worker in file order, so that two workers never build the same index or embedding cache at once (the second writer
+# of a derived folder is refused by design, harness/io.py) and the cold embedding is paid once. Every other test is
+# its own work unit, spread over the workers. xdist 3.8's own `xdist_group` marker does not group under pytest 9.2
+# (it appends the group to ``item._nodeid``, which pytest 9 no longer reads), and the controller that schedules never
+# sees markers, so the group is decided from the node id: the files below, and the files and tests that carry the
+# ``realcorpus`` mark in their source (read with ``ast``). The collection hook checks that every test collected with
+# the mark is in the group.
 SHARED_WORKDIR_MODULES = frozenset(
     {
         "test_baseline.py",
@@ -251,15 +258,59 @@ SHARED_WORKDIR_TESTS = frozenset({"test_vector.py::test_real_corpus_default_mode
 SHARED_WORKDIR_GROUP = "real-corpus-workdir"
 
 
+def _marks_realcorpus(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "realcorpus" for n in ast.walk(node))
+
+
+@functools.cache
+def _realcorpus_in_source() -> tuple[frozenset[str], frozenset[str]]:
+    """``(files, "file::test" keys)`` whose source marks them ``realcorpus``: a module-level ``pytestmark`` that names
+    the mark, or a decorator of a test function or class."""
+    files, tests = set(), set()
+    for path in sorted((REPO / "tests").glob("test_*.py")):
+        tree = ast.parse(path.read_text("utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in node.targets):
+                if _marks_realcorpus(node.value):
+                    files.add(path.name)
+            elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+                if any(_marks_realcorpus(d) for d in node.decorator_list):
+                    tests.add(f"{path.name}::{node.name}")
+    return frozenset(files), frozenset(tests)
+
+
+def in_shared_workdir_group(nodeid: str) -> bool:
+    """Whether the test ``nodeid`` (``tests/test_x.py::test_y[param]`` or ``...::Class::test_y``) joins the group."""
+    parts = nodeid.split("::")
+    name = parts[0].rsplit("/", 1)[-1]
+    keys = {f"{name}::{p.split('[', 1)[0]}" for p in parts[1:]}
+    rc_files, rc_tests = _realcorpus_in_source()
+    return name in SHARED_WORKDIR_MODULES or name in rc_files or bool(keys & (SHARED_WORKDIR_TESTS | rc_tests))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup``: xdist's load-scope scheduler with the shared-work-directory group as one scope and every
+    other test as its own (the largest scope, the group, is handed out first)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedWorkdirScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return SHARED_WORKDIR_GROUP if in_shared_workdir_group(nodeid) else nodeid
+
+    return SharedWorkdirScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests of :data:`SLOW_MODULES` and :data:`SLOW_TESTS` ``slow`` and put the shared-work-directory tests
-    in one xdist group; a stale entry is an error."""
+    """Mark the tests of :data:`SLOW_MODULES` and :data:`SLOW_TESTS` ``slow``; a stale entry, or a ``realcorpus``
+    test outside the shared-work-directory group, is an error."""
     seen_files = {item.path.name for item in items}
     matched: set[str] = set()
     for item in items:
         key = f"{item.path.name}::{item.originalname}"
-        if item.path.name in SHARED_WORKDIR_MODULES or key in SHARED_WORKDIR_TESTS:
-            item.add_marker(pytest.mark.xdist_group(SHARED_WORKDIR_GROUP))
+        if item.get_closest_marker("realcorpus") is not None and not in_shared_workdir_group(item.nodeid):
+            raise pytest.UsageError(f"{item.nodeid} is marked realcorpus but conftest's xdist group misses it")
         if item.path.name in SLOW_MODULES or key in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
             matched.add(key)
