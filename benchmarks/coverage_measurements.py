@@ -167,8 +167,10 @@ def render_block(
     command: str,
     extra_seconds: Mapping[str, float] | None = None,
     provenance: str | None = None,
+    note: str = "",
 ) -> str:
-    """The Markdown block (with its markers) of ``suite``.
+    """The Markdown block (with its markers) of ``suite``; ``note``: a sentence added to the provenance paragraph
+    (e.g. which populations were left out and why).
 
     Args:
         suite: the measured suite.
@@ -195,6 +197,7 @@ def render_block(
         "chunk-weighted mean) has no interval that holds on these populations**: known-item samples drawn this way "
         'print "coverage not guaranteed" with this range; sample documents by PPS (the Hansen–Hurwitz rows). '
         "Gold-set runs print the coverage measured for their own design (the block above)."
+        + (f" {note}" if note else "")
     )
     out += ["", "### The default interval per outcome type", ""] + _defaults_table(suite)
     for cls, c in suite.choice.items():

@@ -53,15 +53,38 @@ def _reusable(summary: dict | None, size: int, systems: list[str], model: str) -
         return False
     if "vector" in systems:
         emb = summary.get("systems", {}).get("vector", {}).get("config", {}).get("embedder", {})
-        return emb.get("model_id") == model
+        return model in (emb.get("model"), emb.get("model_id"))  # the registry name ("use") or its model id
     return True
 
 
+def systems_at(args, size: int, systems: list[str]) -> list[str]:
+    """The systems of the ``size``-word population: ``systems`` less ``vector`` where ``--vector-sizes`` leaves the
+    size out (an embedding that cannot be afforded is left out by name, never faked)."""
+    only = getattr(args, "vector_sizes", None)
+    return [s for s in systems if s != "vector" or only is None or size in only]
+
+
+def vector_note(args, systems: list[str]) -> str:
+    """``""``, or the sentence naming the chunk sizes whose vector population ``--vector-sizes`` leaves out."""
+    only = getattr(args, "vector_sizes", None)
+    left = [s for s in args.sizes if "vector" in systems and only is not None and s not in only]
+    if not left:
+        return ""
+    return (
+        f"Not measured: the vector populations at {'/'.join(map(str, left))}-word chunks (`--vector-sizes "
+        f"{','.join(map(str, only))}`: embedding their chunks with the default model on the shared 2-core machine did "
+        "not fit the session)."
+    )
+
+
 def build_populations(args, systems: list[str], model: str) -> tuple[dict[str, Path], float]:
-    """Known-item folders ``{"w<n>": folder}`` and the known-item seconds they took (as recorded)."""
+    """Known-item folders ``{"w<n>": folder}`` and the known-item seconds they took (as recorded); the systems of
+    each size are :func:`systems_at`."""
     folders: dict[str, Path] = {}
     seconds = 0.0
+    all_systems = systems
     for size in args.sizes:
+        systems = systems_at(args, size, all_systems)
         folder = args.populations / f"words-{size}"
         summary = _recorded(folder)
         if not _reusable(summary, size, systems, model):
@@ -94,6 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[100, 400, 50])
     ap.add_argument("--systems", default="bm25,tfidf,vector")
     ap.add_argument("--model", default=DEFAULT_MODEL, help="embedding model of the vector system")
+    ap.add_argument(
+        "--vector-sizes",
+        type=lambda s: [int(x) for x in s.split(",")],
+        default=None,
+        help="chunk sizes whose populations include the vector system (default: every size)",
+    )
     ap.add_argument("--K", type=lambda s: [int(x) for x in s.split(",")], default=[5, 10, 20, 40, 80])
     ap.add_argument("--reps", type=int, default=5000)
     ap.add_argument("--B", type=int, default=999)
@@ -108,8 +137,17 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     try:
         folders, ki_seconds = build_populations(args, systems, model)
-        specs = known_item_specs(folders, systems=systems, paired=(("bm25", "tfidf"),) if {"bm25", "tfidf"} <= set(
-            systems) else ())  # fmt: skip
+        pairs = (("bm25", "tfidf"),) if {"bm25", "tfidf"} <= set(systems) else ()
+        specs = [
+            *(
+                spec
+                for size, (name, folder) in zip(args.sizes, folders.items(), strict=True)
+                for spec in known_item_specs(
+                    {name: folder}, systems=systems_at(args, size, systems), paired=pairs, synthetic=False
+                )  # fmt: skip
+            ),
+            *known_item_specs({}, systems=(), paired=()),
+        ]
         suite = run_suite(
             specs,
             reps=args.reps,
@@ -129,13 +167,21 @@ def main(argv: list[str] | None = None) -> int:
     vector = f"{model} vector" if "vector" in systems else ""
     desc = f"{corpus} known-item populations ({', '.join(s for s in systems if s != 'vector')}"
     desc += f", {vector}" if vector else ""
-    desc += f"; {'/'.join(str(s) for s in sorted(args.sizes))}-word chunks) and a synthetic one"
+    desc += f"; {'/'.join(str(s) for s in sorted(args.sizes))}-word chunks"
+    only = args.vector_sizes
+    if vector and only is not None and set(args.sizes) - set(only):
+        desc += f", vector at {'/'.join(str(s) for s in sorted(set(only) & set(args.sizes)))} only"
+    desc += ") and a synthetic one"
     ev = build_evidence(suite, description=desc, corpus=corpus, generated_by=command.strip())
     write_evidence(ev, args.evidence)
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     prov = f"on {when} at commit {(ev.git_commit or 'unknown')[:12]}"
     block = render_block(
-        suite, command=command.strip(), extra_seconds={"known-item populations": ki_seconds}, provenance=prov
+        suite,
+        command=command.strip(),
+        extra_seconds={"known-item populations": ki_seconds},
+        provenance=prov,
+        note=vector_note(args, systems),
     )
     rewrite_block(args.measurements, block)
     from rich.console import Console

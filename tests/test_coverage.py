@@ -443,7 +443,8 @@ def test_continuous_population_runs_the_methods_that_apply(tmp_path):
     rows = res.designs[0].rows
     assert "chunk_bootstrap" not in rows  # needs a binary outcome
     assert {"cr2", "cr2_logit", "cluster_t", "iid_wald_effective"} <= set(rows)
-    assert rows["cr2"]["default"] and res.population["outcome"] == "unit"
+    # the unit default is CR2 on the logit scale since the evidence's vector populations use `use` (issue 29)
+    assert rows["cr2_logit"]["default"] and not rows["cr2"]["default"] and res.population["outcome"] == "unit"
     assert 0.8 < rows["cr2"]["coverage"] <= 1.0
 
 

@@ -240,3 +240,93 @@ def test_cli_coverage_suite_json(tmp_path):
             assert d["design"] == "srs"
             assert all(math.isfinite(r["coverage"]) for r in d["rows"].values())
     assert INTERVALS[data["defaults"]["paired"]].paired
+
+
+def test_write_evidence_keeps_the_design_entries_of_the_file(tmp_path):
+    """Regenerating the whole-document evidence (benchmarks/coverage_table.py) must not drop the gold-set design
+    entries that benchmarks/coverage_design.py wrote into the same file (it did: the file lost its ``designs``)."""
+    from harness.stats.evidence import EVIDENCE_PATH
+
+    committed = read_evidence(EVIDENCE_PATH)
+    assert committed.designs, "the committed file holds the baseline's design entries"
+    path = tmp_path / "ev.json"
+    path.write_text(EVIDENCE_PATH.read_text(encoding="utf-8"), encoding="utf-8")
+    fresh = committed.model_copy(update={"designs": [], "description": "regenerated populations"})
+    back = read_evidence(write_evidence(fresh, path))
+    assert back.description == "regenerated populations"
+    assert [d.key() for d in back.designs] == [d.key() for d in committed.designs]
+    only = committed.model_copy(update={"designs": committed.designs[:1]})  # an evidence with designs replaces them
+    assert len(read_evidence(write_evidence(only, path)).designs) == 1
+    new = tmp_path / "new.json"  # no file yet: written as given
+    assert read_evidence(write_evidence(fresh, new)).designs == []
+
+
+def _script(name: str):
+    """A benchmark script that imports its siblings (``common``, ``coverage_table``): benchmarks/ on the path while
+    it loads."""
+    where = str(Path(__file__).resolve().parents[1] / "benchmarks")
+    sys.path.insert(0, where)
+    try:
+        return _benchmark_module(name)
+    finally:
+        sys.path.remove(where)
+
+
+def test_coverage_table_reuses_a_population_by_model_name_and_leaves_out_vector_sizes_by_name():
+    table = _script("coverage_table")
+    emb = {"model": "use", "model_id": "use-multilingual-v3"}
+    summary = {"config": {"chunk_words": 100, "systems": ["bm25", "tfidf", "vector"]},
+               "systems": {"vector": {"config": {"embedder": emb}}}}  # fmt: skip
+    # canonical_model("use") is the registry name, the folder records both: reusable (it was rebuilt before)
+    assert table._reusable(summary, 100, ["bm25", "tfidf", "vector"], "use")
+    assert table._reusable(summary, 100, ["bm25", "tfidf", "vector"], "use-multilingual-v3")
+    assert not table._reusable(summary, 100, ["bm25", "tfidf", "vector"], "wordllama")
+    assert not table._reusable(summary, 50, ["bm25", "tfidf", "vector"], "use")
+
+    class Args:
+        sizes = [50, 100, 400]
+        vector_sizes = [100]
+
+    systems = ["bm25", "tfidf", "vector"]
+    assert table.systems_at(Args, 100, systems) == systems
+    assert table.systems_at(Args, 50, systems) == ["bm25", "tfidf"]
+    note = table.vector_note(Args, systems)
+    assert note.startswith("Not measured: the vector populations at 50/400-word chunks")
+    assert table.vector_note(Args, ["bm25", "tfidf"]) == ""
+    Args.vector_sizes = None
+    assert table.systems_at(Args, 50, systems) == systems and table.vector_note(Args, systems) == ""
+
+
+def test_coverage_design_pps_sample_check_and_the_holds_sentence(tmp_path):
+    """benchmarks/coverage_design.py: the check of ``known-item --sample K --design pps`` measures the interval the
+    command prints (Hansen-Hurwitz logit for a system, identity scale for a paired difference) at each K, and the
+    block says by name where a default covers less than 93 %."""
+    from types import SimpleNamespace
+
+    from harness.studies.coverage.goldset_run import folder_populations
+    from harness.studies.coverage.study import study_design
+
+    design = _script("coverage_design")
+    pops = folder_populations(known_item_folder(tmp_path / "ki"))
+    check = design.pps_sample_check(pops, [5, 10], reps=60, seed=1, threads=1)
+    assert set(check) == {label for label, _ in pops}
+    assert check["ki:bm25/hit"]["method"] == "hansen_hurwitz_logit" and not check["ki:bm25/hit"]["paired"]
+    assert check["ki:bm25-tfidf/rr"]["method"] == "hansen_hurwitz" and check["ki:bm25-tfidf/rr"]["paired"]
+    pop = dict(pops)["ki:tfidf/rr"]
+    same = study_design(pop, "pps", k=10, reps=60, b=39, seed=1, threads=1).rows["hansen_hurwitz_logit"]
+    assert check["ki:tfidf/rr"]["k"][10]["coverage"] == same["coverage"]
+    lines = design._pps_sample_lines(check, [5, 10], 60)
+    assert lines[0].startswith("| population | interval | K = 5 | K = 10 |") and len(lines) == 2 + len(pops) + 2
+    assert "Paired differences (identity scale)" in lines[-1]
+
+    def _pop(label, cls, cov):
+        return SimpleNamespace(label=label, classes=(cls,), rows={"cr2_logit": {"coverage": cov}})
+
+    res = SimpleNamespace(
+        populations=[_pop("a/hit", "binary", 0.95), _pop("b/hit", "binary", 0.921)],
+        choice={"binary": {"default": "cr2_logit"}},
+    )
+    low = design._holds(res)
+    assert "less than 93 % on 1 of 2 populations" in low and "b/hit (cr2_logit 92.1 %)" in low
+    res.populations[1].rows["cr2_logit"]["coverage"] = 0.94
+    assert design._holds(res).startswith("The default interval covers >= 93 % on every one of the 2 populations")

@@ -47,7 +47,7 @@ def test_registry_fields_and_display_order():
 
 
 def test_defaults_live_in_one_place_and_are_registered():
-    assert reg.DEFAULTS == {"binary": "cr2", "unit": "cr2", "continuous": "cr2", "paired": "cr2"}
+    assert reg.DEFAULTS == {"binary": "cr2", "unit": "cr2_logit", "continuous": "cr2", "paired": "cr2"}
     for outcome, name in reg.DEFAULTS.items():
         assert reg.default_method(outcome) == name
         m = reg.get(name)

@@ -150,9 +150,9 @@ def test_hand_computed_best_weight(tmp_path):
     rows = [json.loads(line) for line in (run / "per_question.jsonl").read_text().splitlines()]
     w065 = {r["qid"]: r["metrics"]["mrr"] for r in rows if r["system"] == "w0.65"}
     assert {q: w065[q] for q in res.test_per_question} == res.test_per_question
-    # the CR2 interval on test (3 clusters)
+    # the default interval of a unit metric on test (3 clusters): CR2 on the logit scale (DEFAULTS["unit"])
     iv = res.test_interval
-    assert iv["method"] == "cr2" and iv["n"] == 3 and iv["lower"] <= res.test_mean <= iv["upper"]
+    assert iv["method"] == "cr2_logit" and iv["n"] == 3 and iv["lower"] <= res.test_mean <= iv["upper"]
 
 
 def test_chunk_level_metric(tmp_path):

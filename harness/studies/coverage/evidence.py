@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from harness.io import atomic_write_json
-from harness.stats.evidence import EVIDENCE_PATH, EvidenceFile, MethodEvidence
+from harness.stats.evidence import EVIDENCE_PATH, EvidenceFile, MethodEvidence, read_evidence
 from harness.studies.coverage.choice import K_RANGE, RULE
 from harness.studies.coverage.suite import SuiteResult
 
@@ -76,6 +76,15 @@ def build_evidence(suite: SuiteResult, *, description: str, corpus: str, generat
 
 
 def write_evidence(evidence: EvidenceFile, path: str | Path = EVIDENCE_PATH) -> Path:
-    """Write ``evidence`` atomically to ``path`` (default: the package's committed file); return the path."""
+    """Write ``evidence`` atomically to ``path`` (default: the package's committed file); return the path.
+
+    The design entries (``designs``, written by ``harness coverage --run ... --write-evidence``) of the file already
+    at ``path`` are kept when ``evidence`` has none: the whole-document study does not measure them.
+
+    Raises:
+        HarnessInputError: the file at ``path`` exists but is not an evidence file (its designs cannot be kept).
+    """
+    if not evidence.designs and Path(path).is_file():
+        evidence = evidence.model_copy(update={"designs": read_evidence(path).designs})
     atomic_write_json(path, evidence.model_dump(mode="json"))
     return Path(path)

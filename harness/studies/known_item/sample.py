@@ -8,7 +8,8 @@ reciprocal rank):
   of queries), with replacement (a document drawn twice counts twice). The Hansen-Hurwitz estimate is the mean of the
   draws' rates, with the logit-scale t interval on K - 1 df for hit@1 and reciprocal rank
   (:func:`harness.stats.pps.hansen_hurwitz`, ``svyciprop(method = "xlogit")``) and the identity-scale one for paired
-  differences. Measured on this corpus: 92.9-95.6 % coverage at K = 10-40 (docs/measurements.md).
+  differences. Its coverage on this corpus's populations at K = 10, 20, 40 is measured by
+  ``benchmarks/coverage_design.py`` (docs/measurements.md, coverage-design block).
 * ``srs``: K documents drawn at random without replacement; CR2 over the queries clustered by document, which on
   this corpus's populations covers far less than 95 % (the output says "coverage not guaranteed").
 
