@@ -214,7 +214,7 @@ def test_import_graph_has_no_cycle():
 # top-level package or module gets a layer here (the test names it when it has none).
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "nfc", "terminal_safe"}),  # leaves: import no harness module
+    frozenset({"errors", "nfc", "terminal_safe", "defaults"}),  # leaves: import no harness module
     frozenset({"progress", "inputs", "harness"}),  # `harness`: the root package's own __init__
     frozenset({"ranking", "levels", "io", "memory", "ids", "stats"}),  # stats: pure numerics, knows no metric or report
     frozenset({"corpus", "goldset", "derived"}),  # corpus files, chunkers, quote search; the gold-set model; manifests
@@ -435,28 +435,30 @@ def test_the_handler_turns_a_harness_error_into_one_line_and_its_exit_code():
 
 
 def test_default_depths_and_ks_are_declared_once():
-    """``DEFAULT_KS`` and the 50/200 ranking depths live in :mod:`harness.metrics.defaults`; the others read them.
-    The CLI writes the two depths as literals (importing the metrics registry would load pydantic on every
-    ``--help``), so they are pinned to the library's here."""
+    """``DEFAULT_KS`` and the 50/200 ranking depths live in :mod:`harness.defaults` (a leaf, so the CLI reads it
+    without loading the metrics registry); every other module imports them (no literal ``50``/``200`` default)."""
     import typer
 
+    import harness.evaluation.known_item_gate as known_item_gate
     import harness.evaluation.pipeline as pipeline
     import harness.report.model as model
     import harness.studies.coverage.population as population
     import harness.studies.known_item.systems as known_item
     from harness.cli import app
-    from harness.metrics import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
+    from harness.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
+    from harness.metrics import DEFAULT_KS as METRICS_KS
 
-    assert pipeline.DEFAULT_KS is DEFAULT_KS and model.DEFAULT_KS is DEFAULT_KS
+    assert pipeline.DEFAULT_KS is DEFAULT_KS and model.DEFAULT_KS is DEFAULT_KS and METRICS_KS is DEFAULT_KS
     assert (pipeline.DEFAULT_DOC_DEPTH, pipeline.DEFAULT_CHUNK_DEPTH) == (DEFAULT_DOC_DEPTH, DEFAULT_CHUNK_DEPTH)
-    assert known_item.DEFAULT_DEPTH == population.RR_DEPTH == DEFAULT_CHUNK_DEPTH
+    assert known_item.DEFAULT_DEPTH == population.RR_DEPTH == known_item_gate.RR_DEPTH == DEFAULT_CHUNK_DEPTH
     commands = typer.main.get_command(app).commands
     for verb in ("run", "evaluate"):
         params = {p.name: p.default for p in commands[verb].params}
         assert (params["doc_depth"], params["chunk_depth"]) == (DEFAULT_DOC_DEPTH, DEFAULT_CHUNK_DEPTH), verb
+    assert {p.name: p.default for p in commands["known-item"].params}["chunk_depth"] == DEFAULT_CHUNK_DEPTH
     declared = [
         p.relative_to(REPO)
         for p in package_modules().values()
         if "DEFAULT_KS = (" in p.read_text(encoding="utf-8") or "DEFAULT_KS: tuple" in p.read_text(encoding="utf-8")
     ]
-    assert declared == [Path("harness/metrics/defaults.py")]
+    assert declared == [Path("harness/defaults.py")]

@@ -114,8 +114,8 @@ def test_question_without_quotes_is_excluded_and_counted():
         record("Q2"), [], [("c1", 1.0)], metrics=["evidence_recall@250w"], quoted=QUOTED, extents=EXTENTS
     )
     agg = aggregate([qr, other], ["evidence_recall@250w"])
-    assert agg["overall"]["evidence_recall@250w"] == 0.4  # the mean over Q2 alone, not (0 + 0.4) / 2
-    assert agg["omitted"] == {"evidence_recall@250w": {"no_quotes": ["Q1"]}}
+    assert agg.overall["evidence_recall@250w"] == 0.4  # the mean over Q2 alone, not (0 + 0.4) / 2
+    assert agg.counts.omitted == {"evidence_recall@250w": {"no_quotes": ["Q1"]}}
 
 
 def test_without_extents_not_applicable():
@@ -123,8 +123,8 @@ def test_without_extents_not_applicable():
     assert all(qr.omitted[f"evidence_recall@{b}w"] == "not_applicable" for b in BUDGETS)
     assert "evidence_recall@10" in qr.metrics
     agg = aggregate([qr], summary_metric_ids())
-    assert agg["overall"]["evidence_recall@1000w"] is None
-    assert "evidence_recall@1000w" not in agg["per_category"]["single_passage"]["metrics"]
+    assert agg.overall["evidence_recall@1000w"] is None
+    assert "evidence_recall@1000w" not in agg.per_category["single_passage"].metrics
     named = question_metrics(record(), [], [("c1", 1.0)], metrics=["evidence_recall@250w"], quoted=QUOTED)
     assert named.metrics == {} and named.omitted == {"evidence_recall@250w": "not_applicable"}
 

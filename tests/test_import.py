@@ -102,17 +102,17 @@ def test_documents_only_summary_nulls_only_the_chunk_metrics(tiny_goldset: Path,
         }
     }
     _, summary, _ = score_results(gs, results, RunOptions(bootstrap_reps=100))
-    overall = summary["systems"]["s"]["all"]["overall"]
-    for m in summary["metric_ids"]:
+    overall = summary.systems["s"]["all"].overall
+    for m in summary.metric_ids:
         if m.startswith("evidence_"):
-            assert overall[m] == {"mean": None, "intervals": {}, "note": NO_EVIDENCE_NOTE}
+            assert overall[m].model_dump() == {"mean": None, "intervals": {}, "note": NO_EVIDENCE_NOTE}
         else:
-            assert overall[m]["mean"] is not None
-    assert overall["mrr"]["mean"] == 1.0
+            assert overall[m].mean is not None
+    assert overall["mrr"].mean == 1.0
     # with evidence the same rankings score as before
     _, summary2, _ = score_results(load_goldset(tiny_goldset), results, RunOptions(bootstrap_reps=100))
     # (MD-001 cites two evidence chunks, one of them ranked)
-    assert summary2["systems"]["s"]["all"]["overall"]["evidence_recall@1"]["mean"] == (1 + 1 + 0.5) / 3
+    assert summary2.systems["s"]["all"].overall["evidence_recall@1"].mean == (1 + 1 + 0.5) / 3
 
 
 def test_queries_as_jsonl_and_binary_qrels_with_required_rel_1(tmp_path: Path):

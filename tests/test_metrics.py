@@ -18,6 +18,7 @@ from harness.metrics import (
     DEFAULT_KS,
     METRIC_SETS,
     METRICS,
+    Aggregate,
     MetricError,
     MetricSpec,
     QuestionResult,
@@ -27,6 +28,7 @@ from harness.metrics import (
     question_metrics,
     summary_metric_ids,
 )
+from harness.metrics.means import LevelCounts
 
 # ---------------------------------------------------------------------------------------------------------------
 # Fixtures
@@ -573,26 +575,28 @@ def test_aggregate_means_over_whole_gold_set_missing_counts_zero():
         question_metrics(r3, [("h", 1.0)], None),  # mrr 1, chunks missing
     ]
     out = aggregate(res, ["mrr", "recall@1"])
-    assert out["metrics"] == ["mrr", "recall@1"]
-    assert out["overall"]["mrr"] == pytest.approx((1 / 2 + 0 + 1) / 3) and out["overall"]["recall@1"] == 1 / 3
-    assert (out["n_questions"], out["n_evaluated"], out["n_missing"]) == (3, 2, 1)
-    assert out["missing_qids"] == ["SP-2"] and out["by_level"] == {"docs": {"n_evaluated": 2, "n_missing": 1}}
-    assert list(out["per_category"]) == ["single_passage", "multi_document"]
-    sp = out["per_category"]["single_passage"]
-    assert (sp["n_questions"], sp["n_evaluated"], sp["n_missing"]) == (2, 1, 1)
-    assert sp["metrics"]["mrr"] == pytest.approx((1 / 2 + 0) / 2)
+    assert isinstance(out, Aggregate)  # the run summary's own sections (harness.metrics.means)
+    counts = out.counts
+    assert counts.metrics == ["mrr", "recall@1"]
+    assert out.overall["mrr"] == pytest.approx((1 / 2 + 0 + 1) / 3) and out.overall["recall@1"] == 1 / 3
+    assert (counts.n_questions, counts.n_evaluated, counts.n_missing) == (3, 2, 1)
+    assert counts.missing_qids == ["SP-2"] and counts.by_level == {"document": LevelCounts(n_evaluated=2, n_missing=1)}
+    assert list(out.per_category) == ["single_passage", "multi_document"]
+    sp = out.per_category["single_passage"]
+    assert (sp.n_questions, sp.n_evaluated, sp.n_missing) == (2, 1, 1)
+    assert sp.metrics["mrr"] == pytest.approx((1 / 2 + 0) / 2)
     # with an evidence metric, MD-1 (no chunk ranking) is missing too
     out2 = aggregate(res, ["mrr", "evidence_mrr"])
-    assert out2["n_missing"] == 2 and out2["by_level"]["chunks"] == {"n_evaluated": 1, "n_missing": 2}
-    assert out2["overall"]["evidence_mrr"] == pytest.approx(1 / 3)
+    assert out2.counts.n_missing == 2 and out2.counts.by_level["chunk"] == LevelCounts(n_evaluated=1, n_missing=2)
+    assert out2.overall["evidence_mrr"] == pytest.approx(1 / 3)
 
 
 def test_aggregate_with_gold_counts_absent_questions_as_zero():
     r1, r2, r3 = _three()
     res = [question_metrics(r1, [("g", 1.0)], None)]
     out = aggregate(res, ["mrr"], gold=[r1, r2, r3])
-    assert out["n_questions"] == 3 and out["overall"]["mrr"] == 1 / 3 and out["missing_qids"] == ["SP-2", "MD-1"]
-    assert out["per_category"]["multi_document"]["metrics"]["mrr"] == 0
+    assert out.counts.n_questions == 3 and out.overall["mrr"] == 1 / 3 and out.counts.missing_qids == ["SP-2", "MD-1"]
+    assert out.per_category["multi_document"].metrics["mrr"] == 0
     with pytest.raises(MetricError, match="not in the gold set"):
         aggregate(res, ["mrr"], gold=[r2])
 
@@ -610,7 +614,7 @@ def test_aggregate_errors_and_undefined():
         aggregate([], ["mrr"])
     use = record([gold_doc("u", grade=1)], qid="U")
     out = aggregate([res, question_metrics(use, [], [], ks=(5,))], ["recall@5", "mrr"])
-    assert out["undefined"] == {"recall@5": ["U"]}
+    assert out.counts.undefined == {"recall@5": ["U"]}
 
 
 # ---------------------------------------------------------------------------------------------------------------

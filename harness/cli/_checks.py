@@ -17,6 +17,7 @@ from collections.abc import Callable
 import typer
 
 from harness.cli._common import _fail
+from harness.defaults import DEFAULT_KS
 from harness.errors import HarnessInputError
 
 Callback = Callable[[typer.CallbackParam, object], object]
@@ -45,11 +46,9 @@ def at_least(minimum: int) -> Callback:
 
 def depth() -> Callback:
     """A ranking depth: an integer >= 1 and no smaller than the largest reported cut-off k (the run's @k metrics
-    read the first k results, :data:`harness.evaluation.pipeline.DEFAULT_KS`)."""
+    read the first k results, :data:`harness.defaults.DEFAULT_KS`)."""
 
     def check(param: typer.CallbackParam, value):
-        from harness.evaluation.pipeline import DEFAULT_KS
-
         if value is None:
             return value
         if value < 1:

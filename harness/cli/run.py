@@ -22,6 +22,7 @@ from harness.cli._common import (
     output_format,
     plugin_files,
 )
+from harness.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
 from harness.errors import HarnessInputError
 
 OVERWRITE = typer.Option(
@@ -113,8 +114,12 @@ def run(
     runs_dir: Path = RUNS_DIR,
     run_id: str = typer.Option(None, "--run-id", help="Run record name (default: time-based, unique)."),
     overwrite: bool = OVERWRITE,
-    doc_depth: int = typer.Option(50, help="Document ranking depth (>= the largest k, 20).", callback=depth()),
-    chunk_depth: int = typer.Option(200, help="Chunk ranking depth (>= the largest k, 20).", callback=depth()),
+    doc_depth: int = typer.Option(
+        DEFAULT_DOC_DEPTH, help=f"Document ranking depth (>= the largest k, {max(DEFAULT_KS)}).", callback=depth()
+    ),
+    chunk_depth: int = typer.Option(
+        DEFAULT_CHUNK_DEPTH, help=f"Chunk ranking depth (>= the largest k, {max(DEFAULT_KS)}).", callback=depth()
+    ),
     clustering: str = typer.Option("components", help="components | first-document | none."),
     seed: int = typer.Option(0, help="Seed for bootstrap intervals.", callback=at_least(0)),
     bootstrap_reps: int = typer.Option(
@@ -213,10 +218,14 @@ def evaluate(
     overwrite: bool = OVERWRITE,
     level: str = typer.Option(None, help="Force 'document' or 'chunk' for a TREC file."),
     doc_depth: int = typer.Option(
-        50, help="Document ranking depth (>= the largest k, 20; deeper ranks are cut).", callback=depth()
+        DEFAULT_DOC_DEPTH,
+        help=f"Document ranking depth (>= the largest k, {max(DEFAULT_KS)}; deeper ranks are cut).",
+        callback=depth(),
     ),
     chunk_depth: int = typer.Option(
-        200, help="Chunk ranking depth (>= the largest k, 20; deeper ranks are cut).", callback=depth()
+        DEFAULT_CHUNK_DEPTH,
+        help=f"Chunk ranking depth (>= the largest k, {max(DEFAULT_KS)}; deeper ranks are cut).",
+        callback=depth(),
     ),
     clustering: str = typer.Option("components", help="components | first-document | none."),
     seed: int = typer.Option(0, help="Seed for bootstrap intervals.", callback=at_least(0)),

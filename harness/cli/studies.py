@@ -19,6 +19,7 @@ from harness.cli._common import (
     plugin_files,
     renamed,
 )
+from harness.defaults import DEFAULT_CHUNK_DEPTH
 from harness.errors import HarnessInputError
 
 
@@ -43,7 +44,9 @@ def known_item(
         "w0.75, rrf:bm25+tfidf, mine=py:MODULE:ATTR (then rrf:bm25+mine); the first is system A.",
     ),
     chunk_depth: int = typer.Option(
-        200, help="Chunks ranked per query by fusions and py: retrievers (the per-query path).", callback=at_least(1)
+        DEFAULT_CHUNK_DEPTH,
+        help="Chunks ranked per query by fusions and py: retrievers (the per-query path).",
+        callback=at_least(1),
     ),
     coverage: bool = typer.Option(False, "--coverage", help="Also run the coverage study on the outcomes."),
     reps: int = typer.Option(5000, help="Coverage: samples per design (>= 10).", callback=at_least(10)),

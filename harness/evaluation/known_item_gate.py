@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.defaults import DEFAULT_CHUNK_DEPTH
 from harness.errors import HarnessInputError
 from harness.evaluation.gate import EXIT_CODES, ON_INCONCLUSIVE, GateCheck, GateVerdict, combine, judge
 from harness.evaluation.pairing import PairedValues
@@ -59,8 +60,9 @@ __all__ = [
 
 KI_METRICS = ("hit@1", "rr")
 """The outcomes the check judges: ``hit@1`` (0/1) and ``rr`` (reciprocal rank of the first same-document chunk)."""
-RR_DEPTH = 200
-"""Reciprocal ranks count ranks up to this depth (as the coverage study's populations)."""
+RR_DEPTH = DEFAULT_CHUNK_DEPTH
+"""Reciprocal ranks count ranks up to this depth, 200 (the coverage study's populations,
+:data:`harness.studies.coverage.population.RR_DEPTH`, read the same constant)."""
 PROXY = (
     "proxy for source attribution (the top chunk for a passage's opening words comes from that passage's "
     "document), not for answer quality"

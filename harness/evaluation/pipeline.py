@@ -18,40 +18,37 @@ from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest, scan_corpus
 from harness.corpus.store import Corpus
 from harness.corpus.view import CorpusView
+from harness.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
 from harness.errors import HarnessInputError
-from harness.evaluation.design import design_clusters, run_intervals
-from harness.evaluation.evidence import EvidenceResolution, chunk_extents, resolve_evidence
-from harness.evaluation.metric_choice import grow_depths, run_metric_ids
+from harness.evaluation.evidence import chunk_extents, resolve_evidence
+from harness.evaluation.metric_choice import grow_depths
 from harness.evaluation.pairing import check_split
 from harness.evaluation.record_writer import write_record
 from harness.evaluation.runs import (
     check_run_id,
     default_run_id,
 )
+from harness.evaluation.scoring import NO_EVIDENCE_NOTE, OMITTED_NOTES, cr2_df, score_results
 from harness.evaluation.subset import Subset, restrict_goldset
 from harness.evaluation.trec import KnownIds, read_rankings
-from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet, load_goldset
 from harness.memory import peak_rss_mib
-from harness.metrics import ChunkExtent, MetricSpec, aggregate, question_metrics
-from harness.metrics.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
+from harness.metrics import ChunkExtent
 from harness.progress import stage
-from harness.retrieve.base import QueryResult
 from harness.retrieve.registry import SystemPlan, SystemSet, plan_systems
-from harness.stats import satterthwaite_df
 from harness.validate.scoring import check_before_scoring, scoring_view
 
-NO_EVIDENCE_NOTE = (
-    "not applicable: no question of the gold set cites evidence chunks (a documents-only set), so chunk-level "
-    "metrics are undefined"
-)
-"""The summary note of a chunk-level metric over questions none of which cites evidence (mean ``None``, not 0)."""
-OMITTED_NOTES = {
-    "not_applicable": "not applicable: the chunks' word counts and offsets are unknown (external rankings scored "
-    "without --corpus)",
-    "no_quotes": "not applicable: no question of the slice has a located quote",
-}
-"""The summary note of a metric that no question of a slice has a value for, by omission reason."""
+__all__ = [
+    "NO_EVIDENCE_NOTE",
+    "OMITTED_NOTES",
+    "RunOptions",
+    "cr2_df",
+    "evaluate_rankings",
+    "run",
+    "score_results",
+    "split_slice",
+]
+"""``score_results``, ``cr2_df`` and the two notes live in :mod:`harness.evaluation.scoring` (re-exported here)."""
 
 
 @dataclass
@@ -111,160 +108,6 @@ def split_slice(goldset: GoldSet, split: str) -> dict[str, set[str]]:
 
 def _split_extra(options: RunOptions) -> dict:
     return {} if options.split == "all" else {"split": options.split}
-
-
-def cr2_df(cluster_labels: Sequence[str]) -> float | None:
-    """Satterthwaite degrees of freedom of the CR2 interval for a mean over these clusters
-    (:func:`harness.stats.satterthwaite_df`: it depends on the design only); ``None`` with fewer than 2 clusters."""
-    return satterthwaite_df(list(cluster_labels))
-
-
-def score_results(
-    goldset: GoldSet,
-    results: dict[str, dict[str, QueryResult]],
-    options: RunOptions,
-    *,
-    n_docs: int | None = None,
-    n_chunks: int | None = None,
-    slices: dict[str, set[str]] | None = None,
-    evidence: EvidenceResolution | None = None,
-    extents: Mapping[str, ChunkExtent] | None = None,
-) -> tuple[list[dict], dict, dict]:
-    """Per-question metrics, summaries and intervals for every system.
-
-    Args:
-        goldset: the gold set.
-        results: ``{system: {qid: QueryResult}}``; a question missing for a system scores 0 and is counted.
-        options: depths, ks, clustering, seed.
-        n_docs, n_chunks: corpus sizes (depths larger than these are clamped and recorded).
-        slices: extra question subsets to summarise (``{"covered": {qid, ...}}``); ``all`` is always there.
-        evidence: the located quotes (the budget family's ``E_q``); ``None``: no question has quoted evidence.
-        extents: ``{chunk id: ChunkExtent}`` of the corpus; ``None``: the budget family is not applicable (its means
-            are ``None`` with a note from :data:`OMITTED_NOTES`).
-
-    Returns:
-        ``(per_question_rows, summary, clusters_info)``. A chunk-level metric of a slice in which no question cites
-        evidence (a documents-only gold set) has mean ``None``, no intervals and :data:`NO_EVIDENCE_NOTE` in the
-        summary; its per-question values stay 0 and are listed as undefined. A metric omitted for some questions
-        (:attr:`harness.metrics.QuestionResult.omitted`) is summarised over the others, the note saying how many
-        were excluded.
-    """
-    clusters = design_clusters(goldset, question_clusters(goldset.records, options.clustering))
-    by_id = goldset.by_id()
-    metric_ids = run_metric_ids(options.ks, options.metrics)
-    rows: list[dict] = []
-    summary: dict = {"systems": {}, "metric_ids": metric_ids}
-    all_slices = {"all": {r.qid for r in goldset.records}}
-    all_slices.update(slices or {})
-    for system, per_q in results.items():
-        levels = {
-            "docs": any(r is not None and r.docs is not None for r in per_q.values()),
-            "chunks": any(r is not None and r.chunks is not None for r in per_q.values()),
-        }
-        qres = []
-        for rec in goldset.records:
-            res = per_q.get(rec.qid)
-            qr = question_metrics(
-                rec,
-                res.docs if res is not None else None,
-                res.chunks if res is not None else None,
-                metrics=metric_ids,
-                doc_depth=options.doc_depth,
-                chunk_depth=options.chunk_depth,
-                n_docs_in_corpus=n_docs,
-                n_chunks_in_corpus=n_chunks,
-                quoted=evidence.quoted_evidence(rec.qid) if evidence is not None else None,
-                extents=extents,
-            )
-            qres.append(qr)
-            rows.append(
-                {
-                    "system": system,
-                    "qid": rec.qid,
-                    "category": rec.category,
-                    "split": rec.split,
-                    "cluster": clusters[rec.qid],
-                    "metrics": qr.metrics,
-                    "gold_doc_ranks": qr.gold_doc_ranks,
-                    "gold_chunk_ranks": qr.gold_chunk_ranks,
-                    "flags": {**qr.flags, **(res.flags if res is not None else {"missing": True})},
-                    "rankings": {
-                        "document": [[i, s] for i, s in (res.docs or [])][: options.doc_depth] if res else [],
-                        "chunk": [[i, s] for i, s in (res.chunks or [])][: options.chunk_depth] if res else [],
-                    },
-                }
-            )
-        sys_summary: dict = {}
-        for slice_name, qids in all_slices.items():
-            sel = [q for q in qres if q.qid in qids]
-            if not sel:
-                continue
-            # a question is "missing" when it lacks a level the system gives, not one it never gives
-            measured = [m for m in metric_ids if levels[MetricSpec.parse(m).level]]
-            agg = aggregate(sel, measured or metric_ids)
-            y_cl = [clusters[q.qid] for q in sel]
-            overall = {}
-            cites_evidence = any(by_id[q.qid].evidence_chunks() for q in sel)
-            for m in metric_ids:
-                kept = [q for q in sel if m not in q.omitted]
-                y = [q.metrics[m] for q in kept]
-                level = MetricSpec.parse(m).level
-                if level == "chunks" and not cites_evidence:  # a documents-only set: undefined, whatever else
-                    overall[m] = {"mean": None, "intervals": {}, "note": NO_EVIDENCE_NOTE}
-                    continue
-                if not kept:
-                    why = next(iter({q.omitted[m] for q in sel} - {"no_quotes"}), "no_quotes")
-                    overall[m] = {"mean": None, "intervals": {}, "note": OMITTED_NOTES[why]}
-                    continue
-                if not levels[level]:
-                    overall[m] = {
-                        "mean": None,
-                        "intervals": {},
-                        "note": "not available: the system returned no "
-                        + ("chunk" if level == "chunks" else "document")
-                        + " rankings",
-                    }
-                    continue
-                m_cl = [clusters[q.qid] for q in kept]
-                m_enough = len(set(m_cl)) >= 2
-                if m_enough:
-                    ivs = run_intervals(goldset, y, m_cl, options)
-                    intervals = {k: v.to_dict() for k, v in ivs.items()}
-                else:
-                    intervals = {}
-                overall[m] = {"mean": agg["overall"][m], "intervals": intervals}
-                notes = []
-                if len(kept) < len(sel):
-                    notes.append(f"{len(sel) - len(kept)} of {len(sel)} questions excluded (no located quote)")
-                if not m_enough:
-                    notes.append("no interval: the slice holds fewer than 2 clusters")
-                if notes:
-                    overall[m]["note"] = "; ".join(notes)
-            sys_summary[slice_name] = {
-                "levels": levels,
-                "n_questions": len(sel),
-                "n_clusters": len(set(y_cl)),
-                "overall": overall,
-                "per_category": agg["per_category"],
-                "counts": {k: v for k, v in agg.items() if k not in ("overall", "per_category")},
-                "flag_shares": _flag_shares([per_q.get(q.qid) for q in sel]),
-            }
-        summary["systems"][system] = sys_summary
-    n_cl = len(set(clusters.values()))
-    df = cr2_df(list(clusters.values()))
-    clusters_info = {
-        "mode": options.clustering,
-        "n_clusters": n_cl,
-        "df": df,
-        "labels": clusters,
-        "warning": (
-            f"Satterthwaite df {df:.1f} < 4 ({n_cl} clusters): intervals are unreliable; "
-            "add questions over other documents"
-            if df is not None and df < 4
-            else None
-        ),
-    }
-    return rows, summary, clusters_info
 
 
 def run(
@@ -373,7 +216,7 @@ def run(
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
         peak["metrics_and_intervals"] = peak_rss_mib()
         if sysset.warnings:  # a plugin's unknown ids (issue 26 item 9)
-            summary["warnings"] = [*summary.get("warnings", []), *sysset.warnings]
+            summary = summary.model_copy(update={"warnings": [*summary.warnings, *sysset.warnings]})
         say(
             f"metrics and intervals: {timings['metrics_and_intervals']:.1f} s (the record's "
             "timings_s.metrics_and_intervals)"
@@ -405,18 +248,6 @@ def run(
         )
     finally:
         corpus.close()
-
-
-def _flag_shares(results: Sequence[QueryResult | None]) -> dict[str, float]:
-    """Share of questions carrying each retrieval flag (e.g. ``chunk_tie_at_boundary``: the chunk ranking's cut-off
-    fell inside a run of equal scores and was resolved by id; ``empty_query``; ``knn_fallback``)."""
-    n = len(results)
-    counts: dict[str, int] = {}
-    for r in results:
-        for k, v in ((r.flags if r is not None else {"missing": True}) or {}).items():
-            if v:
-                counts[k] = counts.get(k, 0) + 1
-    return {k: c / n for k, c in sorted(counts.items())} if n else {}
 
 
 def evaluate_rankings(
@@ -501,7 +332,7 @@ def evaluate_rankings(
             goldset, results, options, slices=split_qids, evidence=evidence, extents=extents, **sizes
         )
     if imported.warnings:
-        summary["warnings"] = imported.warnings
+        summary = summary.model_copy(update={"warnings": list(imported.warnings)})
     return write_record(
         runs_dir,
         run_id,

@@ -15,6 +15,10 @@ levels use the one vocabulary of :mod:`harness.levels` (``document`` / ``chunk``
 the older spellings (``docs``, ``chunks``) on the way in and always writes the new ones. No record names an
 absolute machine path: paths are relative to the working directory the run was made from.
 
+The summary is built as these models by :func:`harness.evaluation.pipeline.score_results` (no dict parsed back);
+its ``counts`` and ``per_category`` sections are the models :func:`harness.metrics.aggregate` returns
+(:mod:`harness.metrics.means`, re-exported here with the value types ``Unit``, ``Count`` and ``LevelMap``).
+
 Schema 1 (every record written before this module, including the committed baseline) is upgraded on read
 (:func:`upgrade_v1`): ``docs``/``chunks`` row keys become ``rankings.document``/``rankings.chunk``, level keys are
 renamed, absolute paths become relative to the working directory, and the schema version is set. Nothing else
@@ -34,12 +38,18 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.errors import HarnessInputError
-from harness.levels import Level, parse_level
+from harness.levels import Level
+from harness.metrics.means import CategorySummary, Count, Counts, LevelMap, Unit
+from harness.metrics.means import LevelCounts as LevelCounts  # re-exported: a section of the summary
+from harness.metrics.means import level_keys as _level_keys
+
+if TYPE_CHECKING:
+    from harness.stats import Interval
 
 RUN_SCHEMA_VERSION = 2
 """Version of the run-record files written now (1: before typed records; read and upgraded)."""
@@ -70,18 +80,8 @@ def _inside_record(v: str) -> str:
     return v
 
 
-def _level_keys(value: Any) -> Any:
-    """``{"docs": x, "chunks": y}`` -> ``{"document": x, "chunk": y}`` (any spelling :func:`parse_level` accepts)."""
-    if isinstance(value, dict):
-        return {parse_level(k, field="level key") if isinstance(k, str) else k: v for k, v in value.items()}
-    return value
-
-
-Unit = Annotated[float, Field(ge=0.0, le=1.0)]
-"""A metric value or mean: a proportion in [0, 1] (NaN is refused by the bounds)."""
 Bound = Annotated[float, AfterValidator(_not_nan)]
 """An interval bound: finite or explicitly infinite, never NaN."""
-Count = Annotated[int, Field(ge=0)]
 Rank = Annotated[int, Field(ge=1)]
 Depth = Annotated[int, Field(ge=1)]
 Fraction = Annotated[float, Field(gt=0.0, lt=1.0)]
@@ -91,9 +91,6 @@ RecordFile = Annotated[str, AfterValidator(_inside_record)]
 """A file of the record, relative to its folder (``summary.json``, ``trec/bm25.document.run``)."""
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 """A hex sha256 digest (64 lowercase hex digits)."""
-T = TypeVar("T")
-LevelMap = Annotated[dict[Level, T], BeforeValidator(_level_keys)]
-"""A mapping keyed by ranking level (``document`` / ``chunk``)."""
 
 
 class _Strict(BaseModel):
@@ -142,6 +139,16 @@ class IntervalRecord(_Strict):
         """``(lower, upper)``."""
         return (self.lower, self.upper)
 
+    @classmethod
+    def of(cls, interval: Interval) -> IntervalRecord:
+        """The record of a computed interval (:class:`harness.stats.Interval`), through its one JSON form
+        (:meth:`~harness.stats.Interval.to_dict`: numpy scalars made Python numbers, an infinite ``df`` ``None``).
+
+        Raises:
+            pydantic.ValidationError: a value outside its declared range (e.g. ``lower > upper``, NaN bounds).
+        """
+        return cls.model_validate(interval.to_dict())
+
 
 class MetricSummary(_Strict):
     """A metric over a slice: ``mean`` in [0, 1] (``None``: the system returned no rankings at the metric's
@@ -155,34 +162,6 @@ class MetricSummary(_Strict):
         """``(lower, upper)`` of one method, ``None`` when it is not recorded."""
         iv = self.intervals.get(method)
         return None if iv is None else iv.bounds
-
-
-class CategorySummary(_Strict):
-    """Means per category (point estimates; :func:`harness.metrics.aggregate`)."""
-
-    n_questions: Count
-    n_evaluated: Count
-    n_missing: Count
-    metrics: dict[str, Unit]
-
-
-class LevelCounts(_Strict):
-    """Questions with / without a ranking at one level."""
-
-    n_evaluated: Count
-    n_missing: Count
-
-
-class Counts(_Open):
-    """Question counts of a slice (:func:`harness.metrics.aggregate`, less its means)."""
-
-    metrics: list[str] = Field(default_factory=list)
-    n_questions: Count
-    n_evaluated: Count
-    n_missing: Count
-    missing_qids: list[str] = Field(default_factory=list)
-    by_level: LevelMap[LevelCounts] = Field(default_factory=dict)
-    undefined: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class SliceSummary(_Strict):

@@ -9,6 +9,7 @@ from typing import Any
 
 from harness import __version__
 from harness.evaluation.design import design_info
+from harness.evaluation.record import ClusterInfo, QuestionRow, Summary
 from harness.evaluation.runs import RUN_SCHEMA_VERSION, git_commit, library_versions, write_run_record
 from harness.evaluation.trec import trec_qrels_lines, trec_run_lines
 from harness.goldset.io import GoldSet
@@ -37,9 +38,9 @@ def write_record(
     run_id: str,
     goldset: GoldSet,
     results: dict[str, dict[str, QueryResult]],
-    rows: list[dict],
-    summary: dict,
-    clusters_info: dict,
+    rows: list[QuestionRow],
+    summary: Summary,
+    clusters_info: ClusterInfo,
     options: Any,
     *,
     kind: str,
@@ -48,7 +49,8 @@ def write_record(
     extra: dict,
     overwrite: bool = False,
 ) -> Path:
-    """Assemble the manifest and TREC files shared by ``run`` and ``evaluate`` and write the record atomically."""
+    """Assemble the manifest and TREC files shared by ``run`` and ``evaluate`` and write the record atomically
+    (``rows``, ``summary`` and ``clusters_info`` as :func:`harness.evaluation.scoring.score_results` builds them)."""
     manifest = {
         "schema_version": RUN_SCHEMA_VERSION,
         "run_id": run_id,
@@ -63,7 +65,7 @@ def write_record(
         "seed": options.seed,
         "bootstrap_reps": options.bootstrap_reps,
         "level": options.level,
-        "clusters": clusters_info,
+        "clusters": clusters_info.model_dump(),
         "harness_version": __version__,
         "git_commit": git_commit(),
         "libraries": library_versions(),

@@ -191,13 +191,13 @@ def resummarise(run: RunRecord, extra: Sequence[str] = ()) -> RunRecord:
     per-category means and counts. What ``report`` shows on a subset. ``extra``: metric ids summarised beside the
     run's (each must be in the rows: :func:`harness.evaluation.metric_choice.score_missing`).
     """
-    from harness.evaluation.record import Summary
+    from harness.evaluation.record import IntervalRecord, MetricSummary, SliceSummary, Summary
     from harness.metrics import QuestionResult, aggregate
     from harness.stats import all_intervals
 
     man = run.manifest
     labels = man.clusters.labels
-    out: dict = {}
+    out: dict[str, dict[str, SliceSummary]] = {}
     for system in run.systems:
         rows = run.rows(system)
         if not rows:
@@ -232,28 +232,22 @@ def resummarise(run: RunRecord, extra: Sequence[str] = ()) -> RunRecord:
                 ivs = {}
                 if len(set(cl)) >= 2:
                     y = [q.metrics[m] for q in kept]
-                    ivs = {
-                        k: v.to_dict()
-                        for k, v in all_intervals(
-                            y, cl, level=man.level, B=man.bootstrap_reps or 5000, seed=man.seed
-                        ).items()
-                    }
+                    ivs = all_intervals(y, cl, level=man.level, B=man.bootstrap_reps or 5000, seed=man.seed)
                 note = None if ivs else "no interval: the subset holds fewer than 2 clusters"
-                overall[m] = {"mean": agg["overall"][m], "intervals": ivs, **({"note": note} if note else {})}
-            out[system][name] = {
-                "levels": levels,
-                "n_questions": len(sel),
-                "n_clusters": len({labels.get(r.qid, r.qid) for r in sel}),
-                "overall": overall,
-                "per_category": agg["per_category"],
-                "counts": {k: v for k, v in agg.items() if k not in ("overall", "per_category")},
-            }
-    summary = Summary.model_validate(
-        {
-            "systems": out,
-            "metric_ids": list(dict.fromkeys([*run.summary.metric_ids, *extra])),
-            "warnings": list(run.summary.warnings),
-        }
+                intervals = {k: IntervalRecord.of(v) for k, v in ivs.items()}
+                overall[m] = MetricSummary(mean=agg.overall[m], intervals=intervals, note=note)
+            out[system][name] = SliceSummary(
+                levels=levels,
+                n_questions=len(sel),
+                n_clusters=len({labels.get(r.qid, r.qid) for r in sel}),
+                overall=overall,
+                per_category=agg.per_category,
+                counts=agg.counts,
+            )
+    summary = Summary(
+        systems=out,
+        metric_ids=list(dict.fromkeys([*run.summary.metric_ids, *extra])),
+        warnings=list(run.summary.warnings),
     )
     return replace(run, summary=summary)
 

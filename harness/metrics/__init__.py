@@ -61,16 +61,16 @@ Means (:func:`aggregate`) run over the WHOLE gold set: a missing question or ran
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from harness.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
 from harness.errors import MetricError
-from harness.goldset.schema import CATEGORIES, GoldRecord
-from harness.metrics import budget, documents, evidence, precision
-from harness.metrics.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
+from harness.goldset.schema import GoldRecord
+from harness.metrics import budget, documents, evidence, means, precision
 from harness.metrics.family import MetricFamily
+from harness.metrics.means import Aggregate
 from harness.metrics.quoted import ChunkExtent, QuotedEvidence
 from harness.metrics.relevance import ChunkJudgement, Clamp, DocumentJudgement, Level, positive_int
 from harness.metrics.standard import ap, judged, ndcg, no_relevant, p, r, rr, success
@@ -82,6 +82,7 @@ __all__ = [
     "DEFAULT_KS",
     "METRICS",
     "METRIC_SETS",
+    "Aggregate",
     "ChunkExtent",
     "Level",
     "MetricError",
@@ -462,17 +463,12 @@ def question_metrics(
 # Means over the gold set
 
 
-def _category_order(cats: Iterable[str]) -> list[str]:
-    present = set(cats)
-    return [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
-
-
 def aggregate(
     results: Sequence[QuestionResult],
     metric_ids: Iterable[str | MetricSpec],
     *,
     gold: Iterable[GoldRecord] | None = None,
-) -> dict:
+) -> Aggregate:
     """Means of per-question metrics over the whole gold set, overall and per category.
 
     A question counts as *evaluated* when every ranking level the requested metrics read (docs, chunks) was
@@ -488,11 +484,11 @@ def aggregate(
         gold: optional: the whole gold set; ``results`` must then be a subset of it.
 
     Returns:
-        ``{"metrics": [ids], "n_questions", "n_evaluated", "n_missing", "missing_qids": [...],
-        "by_level": {level: {"n_evaluated", "n_missing"}}, "overall": {id: mean},
-        "per_category": {category: {"n_questions", "n_evaluated", "n_missing", "metrics": {id: mean}}},
-        "undefined": {id: [qids]}, "omitted": {id: {reason: [qids]}}}``. Means are ``math.fsum(values) / n``;
-        categories are in the eval v4 order, then any others sorted.
+        An :class:`~harness.metrics.means.Aggregate` (the run summary's own sections, :mod:`harness.metrics.means`):
+        ``overall`` ``{id: mean or None}``, ``per_category`` ``{category: CategorySummary}`` and ``counts``
+        (``n_questions``, ``n_evaluated``, ``n_missing``, ``missing_qids``, ``by_level`` keyed ``document`` /
+        ``chunk``, ``undefined`` ``{id: [qids]}``, ``omitted`` ``{id: {reason: [qids]}}``). Means are
+        ``math.fsum(values) / n``; categories are in the eval v4 order, then any others sorted.
 
     Raises:
         MetricError: unknown metric id, a metric absent from a result, duplicate qids, a result not in ``gold``,
@@ -501,79 +497,4 @@ def aggregate(
     specs = parse_metrics(metric_ids)
     ids = [s.id for s in specs]
     levels: list[Level] = [lv for lv in ("docs", "chunks") if any(s.level == lv for s in specs)]
-
-    rows: dict[str, tuple[str, dict[str, float], dict[str, bool], tuple[str, ...]]] = {}
-    omitted: dict[str, dict[str, list[str]]] = {}
-    for res in results:
-        if res.qid in rows:
-            raise MetricError(f"aggregate: question {res.qid!r} has more than one result")
-        absent = [i for i in ids if i not in res.metrics and i not in res.omitted]
-        if absent:
-            raise MetricError(
-                f"aggregate: question {res.qid!r}: metric {absent[0]} was not computed "
-                f"(computed: {', '.join(res.metrics)})"
-            )
-        rows[res.qid] = (
-            res.category,
-            {i: res.metrics[i] for i in ids if i in res.metrics},
-            {lv: res.evaluated(lv) for lv in levels},
-            res.undefined,
-        )
-        for i in ids:
-            if i in res.omitted:
-                omitted.setdefault(i, {}).setdefault(res.omitted[i], []).append(res.qid)
-    if gold is not None:
-        gold_ids: dict[str, str] = {}
-        for rec in gold:
-            gold_ids[rec.qid] = rec.category
-        extra = [q for q in rows if q not in gold_ids]
-        if extra:
-            raise MetricError(f"aggregate: question {extra[0]!r} has a result but is not in the gold set")
-        for q, cat in gold_ids.items():
-            if q not in rows:
-                rows[q] = (cat, dict.fromkeys(ids, 0.0), dict.fromkeys(levels, False), ())
-            elif rows[q][0] != cat:
-                raise MetricError(f"aggregate: question {q!r}: category {rows[q][0]!r} differs from gold {cat!r}")
-    if not rows:
-        raise MetricError("aggregate: no questions to aggregate")
-
-    def mean(i: str, qids: list[str]) -> float | None:
-        vals = [rows[q][1][i] for q in qids if i in rows[q][1]]
-        return math.fsum(vals) / len(vals) if vals else None
-
-    def summary(qids: list[str]) -> dict:
-        evaluated = [q for q in qids if all(rows[q][2].values())]
-        means = {i: mean(i, qids) for i in ids}
-        return {
-            "n_questions": len(qids),
-            "n_evaluated": len(evaluated),
-            "n_missing": len(qids) - len(evaluated),
-            "metrics": {i: v for i, v in means.items() if v is not None},
-            "overall": means,
-        }
-
-    all_q = list(rows)
-    top = summary(all_q)
-    by_cat: dict[str, list[str]] = {}
-    for q in all_q:
-        by_cat.setdefault(rows[q][0], []).append(q)
-    return {
-        "metrics": ids,
-        "n_questions": top["n_questions"],
-        "n_evaluated": top["n_evaluated"],
-        "n_missing": top["n_missing"],
-        "missing_qids": [q for q in all_q if not all(rows[q][2].values())],
-        "by_level": {
-            lv: {
-                "n_evaluated": sum(1 for q in all_q if rows[q][2][lv]),
-                "n_missing": sum(1 for q in all_q if not rows[q][2][lv]),
-            }
-            for lv in levels
-        },
-        "overall": top["overall"],
-        "per_category": {
-            c: {k: v for k, v in summary(by_cat[c]).items() if k != "overall"} for c in _category_order(by_cat)
-        },
-        "undefined": {i: qs for i in ids if (qs := [q for q in all_q if i in rows[q][3]])},
-        "omitted": omitted,
-    }
+    return means.aggregate_ids(results, ids, levels, gold=gold)

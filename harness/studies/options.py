@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.metrics.defaults import DEFAULT_CHUNK_DEPTH
+from harness.defaults import DEFAULT_CHUNK_DEPTH
 
 __all__ = ["CoverageOptions", "KnownItemOptions", "split_fields"]
 

@@ -1,5 +1,6 @@
-"""The defaults of a run's cut-offs and ranking depths, declared once (the pipeline, the report, the studies and the
-CLI read them; ``tests/test_architecture.py`` pins the CLI's literal defaults to these)."""
+"""The defaults of a run's cut-offs and ranking depths, declared once: the metrics (which re-export them as
+``harness.metrics.DEFAULT_KS``...), the pipeline, the report, the studies, the known-item gate and the command line
+read them. A leaf module (it imports nothing), so the CLI reads it without loading the metrics registry."""
 
 __all__ = ["DEFAULT_CHUNK_DEPTH", "DEFAULT_DOC_DEPTH", "DEFAULT_KS"]
 
