@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -309,17 +310,108 @@ def _import_alone(module: str, env: dict[str, str]) -> tuple[str, int, str]:
     return module, proc.returncode, (proc.stderr.strip().splitlines() or [""])[-1]
 
 
+# A zygote: an interpreter that has loaded the third-party libraries harness imports (numpy, scipy.stats, pydantic,
+# rich, ...) and no harness module, then forks one child per harness module; the child imports that module alone and
+# exits. For harness's own import order (the bug class: a cycle through a package ``__init__`` that fails only when
+# the cycle's module is imported first) a forked child is a fresh interpreter; it skips re-importing scipy.stats and
+# friends 160 times (about 1-3 s each on 2 cores), which made the one-interpreter-per-module test take 8 minutes.
+_ZYGOTE = r"""
+import json, os, sys, traceback
+for name in json.loads(sys.argv[1]):
+    try:
+        __import__(name)
+    except BaseException:
+        pass
+loaded = sorted(m for m in sys.modules if m == "harness" or m.startswith("harness."))
+print(json.dumps(["<zygote>", 0 if not loaded else 1, " ".join(loaded)]), flush=True)
+for line in sys.stdin:
+    module = line.strip()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        code = 0
+        try:
+            __import__(module)
+        except BaseException:
+            code = 1
+            os.write(w, traceback.format_exc().strip().splitlines()[-1].encode())
+        os._exit(code)
+    os.close(w)
+    chunks = []
+    while (b := os.read(r, 65536)):
+        chunks.append(b)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps([module, os.waitstatus_to_exitcode(status), b"".join(chunks).decode()]), flush=True)
+"""
+
+
+def _third_party_modules(env: dict[str, str], modules: list[str]) -> list[str]:
+    """The non-harness, non-stdlib modules that importing every module of ``modules`` loads (in one interpreter)."""
+    code = (
+        "import json, sys\n"
+        f"for m in {modules!r}: __import__(m)\n"
+        "top = lambda m: m.split('.')[0]\n"
+        "print(json.dumps(sorted(m for m in sys.modules if top(m) != 'harness' "
+        "and top(m) not in sys.stdlib_module_names)))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
 @pytest.mark.slow
 def test_every_module_imports_alone_in_a_fresh_interpreter(tmp_path):
-    """``python -c "import harness.X"`` succeeds for every module X, each in its own interpreter (an import cycle
-    through a package ``__init__`` fails only when the cycle's module is imported first). One subprocess per module,
-    as many at a time as there are cores. ``harness.__main__`` runs the CLI, so it is left out."""
-    env = _fresh_env(tmp_path / "pycache")
+    """``import harness.X`` succeeds for every module X with no other harness module loaded before it (an import
+    cycle through a package ``__init__`` fails only when the cycle's module is imported first): each in a child
+    forked from a zygote that holds the third-party libraries and no harness module, and, as a check of the zygote,
+    a few modules in truly fresh interpreters (``harness.retrieve.counts`` is the one that failed, issue 27).
+    ``harness.__main__`` runs the CLI, so it is left out."""
+    env = {**_fresh_env(tmp_path / "pycache"), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     modules = sorted(m for m in package_modules() if m != "harness.__main__")
-    _import_alone("harness", env)  # warm the bytecode cache of the dependencies once
+    preload = _third_party_modules(env, modules)
+    assert "numpy" in preload and "pydantic" in preload
+    proc = subprocess.run(
+        [sys.executable, "-c", _ZYGOTE, json.dumps(preload)],
+        input="\n".join(modules) + "\n",
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert results[0] == ["<zygote>", 0, ""], results[0]  # no harness module in the zygote
+    assert [r[0] for r in results[1:]] == modules, proc.stderr[-2000:]
+    assert [r for r in results[1:] if r[1] != 0] == []
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        failed = [r for r in pool.map(lambda m: _import_alone(m, env), modules) if r[1] != 0]
-    assert failed == []
+        fresh = ["harness.retrieve.counts", "harness.validate", "harness.report.format", "harness.cli"]
+        assert [r for r in pool.map(lambda m: _import_alone(m, env), fresh) if r[1] != 0] == []
+
+
+def test_the_zygote_sees_an_import_cycle_through_a_package_init(tmp_path):
+    """The zygote's children fail where a fresh interpreter fails: a package whose ``__init__`` imports a submodule
+    that imports a name from the half-initialised package."""
+    pkg = tmp_path / "cyc"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from cyc.a import f\nVALUE = 1\n", "utf-8")
+    (pkg / "a.py").write_text("from cyc.b import g\ndef f():\n    return g()\n", "utf-8")
+    (pkg / "b.py").write_text("from cyc import VALUE\ndef g():\n    return VALUE\n", "utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", _ZYGOTE, json.dumps(["json"])],
+        input="cyc.b\njson\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert results[1][0] == "cyc.b" and results[1][1] == 1 and "ImportError" in results[1][2], results
+    assert results[2] == ["json", 0, ""]
+    fresh = subprocess.run([sys.executable, "-c", "import cyc.b"], env=env, capture_output=True, text=True)
+    assert fresh.returncode == 1 and "ImportError" in fresh.stderr
 
 
 def _loaded_by(module: str, env: dict[str, str]) -> list[str]:
