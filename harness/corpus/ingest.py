@@ -27,6 +27,7 @@ from pathlib import Path
 
 import apsw
 
+from harness.corpus import scan_cache
 from harness.corpus.chunker import Chunker, get_chunker
 from harness.corpus.source import CorpusSource, DocMeta, iter_document_chunks, scan_corpus
 from harness.corpus.store import DAMAGE_ERRORS, CorpusManifest, open_db, read_manifest, write_manifest
@@ -144,7 +145,7 @@ def ingest(
     t0 = time.perf_counter()
     say = log or stderr_notice
     chunker = get_chunker(chunker_id)
-    source = scan_corpus(corpus_dir, name=name)
+    source = scan_corpus(corpus_dir, name=name, stat_cache=scan_cache.cache_path(workdir, corpus_dir))
     db_path = corpus_db_path(workdir, source, chunker.chunker_id)
     with contextlib.ExitStack() as held:
         try:
