@@ -101,3 +101,27 @@ def test_paths_are_resolved_once_per_folder_not_per_document(tmp_path, monkeypat
     monkeypatch.setattr(source_mod.os.path, "realpath", counted)
     scan_corpus(root)
     assert len(calls) <= 2 + 2  # the root (containment, then its name), then each of the two folders; was 80
+
+
+def test_quick_check_runs_once_per_state_of_the_database(tmp_path, monkeypatch):
+    """PRAGMA quick_check reads every page (minutes for the 6.73 M-chunk database) and ran on every command; it now
+    runs again only when the file changed since it last passed."""
+    import harness.corpus.ingest as ingest_mod
+
+    root = _corpus(tmp_path / "c")
+    db, _m, _c = ingest(root, tmp_path / "w", log=lambda _m: None)
+    calls: list[int] = []
+    real = ingest_mod._quick_check
+
+    def counted(conn):
+        calls.append(1)
+        return real(conn)
+
+    monkeypatch.setattr(ingest_mod, "_quick_check", counted)
+    ingest(root, tmp_path / "w", log=lambda _m: None)
+    assert len(calls) == 1 and (db.parent / ingest_mod.CHECKED_NAME).exists()
+    ingest(root, tmp_path / "w", log=lambda _m: None)
+    assert len(calls) == 1  # same file: not checked again
+    os.utime(db)  # any change of the file (here its times; a write moves them too)
+    ingest(root, tmp_path / "w", log=lambda _m: None)
+    assert len(calls) == 2
