@@ -50,9 +50,14 @@ def render(results: dict) -> str:
         out.append(
             f"   corpus: scale {results.get('scale')}, {gen['n_documents']:,} documents "
             f"({gen['n_real_documents']} real incl. the gold set's, {gen['n_synthetic_documents']:,} resampled), "
-            f"{ing.get('n_chunks', 0):,} md-words-v1 chunks (DOF: {DOF_CHUNKS:,}); Markdown "
+            + (f"{ing['n_chunks']:,} md-words-v1 chunks" if ing.get("n_chunks") else "chunks: not ingested yet")
+            + f" (DOF: {DOF_CHUNKS:,}); Markdown "
             f"{_gb(gen['apparent_bytes'])} ({_gb(gen['allocated_bytes'])} allocated on disk)"
         )
+    commits: dict[str, list[str]] = {}
+    for name, r in steps.items():
+        commits.setdefault(r.get("commit", "not recorded"), []).append(name)
+    out.append("   code per step: " + "; ".join(f"{c}: {', '.join(n)}" for c, n in commits.items()))
     out.append(
         "   peak RSS: ru_maxrss of the step's largest process / the largest sum over its process tree (0.5 s polls);"
     )
