@@ -54,9 +54,18 @@ def measure(nodes: int, corpus_dir: Path, root: Path, model: str, fraction: floa
     db, _man, _ = ingest(corpus_dir, work, log=lambda _m: None)
     node_args = {"num_cpus": 1, "object_store_memory": 200 * 2**20, "node_ip_address": "127.0.0.1"}
     t0 = time.perf_counter()
-    cluster = Cluster(initialize_head=True, head_node_args={**node_args, "include_dashboard": False})
-    for _ in range(nodes - 1):
-        cluster.add_node(**node_args)
+    for attempt in range(3):  # on a loaded machine a raylet may miss Ray's start-up timeout: start afresh
+        cluster = Cluster(initialize_head=False)
+        try:
+            cluster.add_node(**node_args, include_dashboard=False)
+            for _ in range(nodes - 1):
+                cluster.add_node(**node_args)
+            break
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception on a start-up timeout
+            cluster.shutdown()
+            print(f"{nodes} node(s): cluster start failed ({exc}); attempt {attempt + 2} of 3", file=sys.stderr)
+    else:
+        raise SystemExit(f"{nodes} node(s): the local Ray cluster did not start in 3 attempts")
     ray.init(address=cluster.address, log_to_driver=False, logging_level="warning")
     t_start = time.perf_counter() - t0
     try:
