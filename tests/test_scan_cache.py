@@ -125,3 +125,23 @@ def test_quick_check_runs_once_per_state_of_the_database(tmp_path, monkeypatch):
     os.utime(db)  # any change of the file (here its times; a write moves them too)
     ingest(root, tmp_path / "w", log=lambda _m: None)
     assert len(calls) == 2
+
+
+def test_a_second_scan_in_the_same_process_does_not_parse_the_record_again(tmp_path, monkeypatch):
+    """A run scans twice (ingest, then evidence); at DOF the record is 300 MB of JSON."""
+    root = _corpus(tmp_path / "c")
+    rec = tmp_path / "w" / "scan.json"
+    want = scan_corpus(root, stat_cache=rec).corpus_hash
+    parsed: list[int] = []
+    real = scan_cache.json.loads
+
+    def counted(text):
+        parsed.append(1)
+        return real(text)
+
+    monkeypatch.setattr(scan_cache.json, "loads", counted)
+    assert scan_corpus(root, stat_cache=rec).corpus_hash == want
+    assert scan_corpus(root, stat_cache=rec).corpus_hash == want
+    assert len(parsed) <= 1
+    (root / "b" / "doc1.md").write_text("# cambiado\n", encoding="utf-8")  # still checked file by file
+    assert scan_corpus(root, stat_cache=rec).corpus_hash != want

@@ -29,6 +29,9 @@ __all__ = ["VERSION", "cache_path", "lookup", "stat_key", "store"]
 
 VERSION = 1
 
+_LAST: dict[str, tuple[list[int], dict]] = {}
+"""The last record read in this process, by path, with its own stat key (a run scans twice: ingest, then evidence)."""
+
 
 def cache_path(workdir: str | Path, corpus_dir: str | Path) -> Path:
     """Where the scan record of ``corpus_dir`` lives under ``workdir``."""
@@ -49,10 +52,18 @@ def lookup(record: Path, root: Path) -> tuple[list[dict], str] | None:
     """``(documents, corpus_hash)`` from ``record`` when ``root``'s ``metadata.jsonl`` and every document still have
     the recorded keys (``documents``: the :class:`~harness.corpus.source.DocMeta` fields of each, as stored); None
     otherwise (no record, unreadable, another folder, anything changed)."""
-    try:
-        data = json.loads(Path(record).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    record_key = stat_key(record)
+    memo = _LAST.get(str(record))
+    if record_key is not None and memo is not None and memo[0] == record_key:
+        data = memo[1]  # the same record read earlier in this process: only the stat keys are checked again
+    else:
+        try:
+            data = json.loads(Path(record).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        _LAST.clear()
+        if record_key is not None:
+            _LAST[str(record)] = (record_key, data)
     if not isinstance(data, dict) or data.get("version") != VERSION or data.get("root") != os.path.realpath(root):
         return None
     meta_key = stat_key(root / "metadata.jsonl")
