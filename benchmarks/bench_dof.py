@@ -238,6 +238,7 @@ def run_step(step: str, root: Path, args) -> dict:
     cmd = step_command(step, root, args)
     cap_kb = int(args.rss_cap_gb * 1024 * 1024)
     log = p["logs"] / f"{step}.log"
+    commit = _commit()
     t0 = time.perf_counter()
     with open(log, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
@@ -263,7 +264,7 @@ def run_step(step: str, root: Path, args) -> dict:
         "tree_rss_mb": round(peak_tree / 1024, 1),
         "load_avg_1m": os.getloadavg()[0],
         "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commit": _commit(),
+        "commit_at_start": commit,
         "log": str(log),
     }
     if killed:

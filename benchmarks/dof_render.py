@@ -19,7 +19,7 @@ _WHAT = {
     "hamming": "42 queries per Hamming engine, whole + slice",
     "run_all": "harness run bm25,vector,vector@0.382,rrf,w0.5",
     "report": "harness report (HTML)",
-    "ray_embed": "real model on Ray, 1 and 2 local nodes (below)",
+    "ray_embed": "real model on Ray, 1 and 2 local nodes (below; RSS: the driver)",
 }
 
 
@@ -56,8 +56,9 @@ def render(results: dict) -> str:
         )
     commits: dict[str, list[str]] = {}
     for name, r in steps.items():
-        commits.setdefault(r.get("commit", "not recorded"), []).append(name)
-    out.append("   code per step: " + "; ".join(f"{c}: {', '.join(n)}" for c, n in commits.items()))
+        c = r.get("commit_at_start") or (f"{r['commit']} (at its end)" if r.get("commit") else "not recorded")
+        commits.setdefault(c, []).append(name)
+    out.append("   code (checkout commit) per step: " + "; ".join(f"{c}: {', '.join(n)}" for c, n in commits.items()))
     out.append(
         "   peak RSS: ru_maxrss of the step's largest process / the largest sum over its process tree (0.5 s polls);"
     )
@@ -118,11 +119,11 @@ def render_ray(ray: dict) -> list[str]:
         f"of the real corpus; one-CPU Ray nodes on this machine"
     ]
     for r in ray["runs"]:
-        steady = r["n_to_embed"] / r["embed_seconds"] if r.get("embed_seconds") else float("nan")
+        steady = r["n_to_embed"] / r["embed_seconds"] if r.get("embed_seconds") else float("nan")  # per actor
         lines.append(
             f"   {r['nodes']} node(s): Ray stage {r['ray_seconds']:.1f} s wall (actor start-up included), "
             f"{r['texts_per_second']:.1f} chunks/s = {r['texts_per_second'] / r['nodes']:.1f} per node; inside the "
-            f"actors {steady / r['nodes']:.1f} chunks/s per node; load average {r.get('load_avg', 0):.1f}"
+            f"actors {steady:.1f} chunks/s per node; load average {r.get('load_avg', 0):.1f}"
         )
     per_node = ray["per_node_chunks_per_s"]
     lines.append(
