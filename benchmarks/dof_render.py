@@ -78,8 +78,8 @@ def render(results: dict) -> str:
         worst_disk = max(worst_disk, disk)
         flag = f"  FAILED: {r['error']}" if "error" in r else ""
         out.append(
-            f"   {name:13s} {_dur(r['wall_s']):>9s} {r.get('peak_rss_mb', 0) / 1024:7.2f}GB "
-            f"{r.get('tree_rss_mb', 0) / 1024:7.2f}GB {_gb(disk):>8s}  {what}{flag}"
+            f"   {name:13s} {_dur(r['wall_s']):>9s} {r.get('peak_rss_mb', 0) / 1024:6.2f}GiB "
+            f"{r.get('tree_rss_mb', 0) / 1024:6.2f}GiB {_gb(disk):>8s}  {what}{flag}"
         )
     out.append("")
     ham = steps.get("hamming", {}).get("detail")
@@ -100,7 +100,7 @@ def render(results: dict) -> str:
     verdict = []
     if warm and "error" not in warm:
         verdict.append(f"warm 42-question bm25 run {_dur(warm['wall_s'])} (target <= {TARGET_WARM_S:.0f} s)")
-    verdict.append(f"largest process-tree RSS {worst_rss / 1024:.1f} GB (target <= {TARGET_RSS_GB:.0f} GB)")
+    verdict.append(f"largest process-tree RSS {worst_rss / 1024:.1f} GiB (target <= {TARGET_RSS_GB:.0f} GB)")
     verdict.append(f"disk {_gb(worst_disk)} (target <= {TARGET_DISK_GB:.0f} GB)")
     out.append("   " + "; ".join(verdict))
     missing = [s for s in _WHAT if s not in steps or "error" in steps[s]]
