@@ -124,6 +124,19 @@ BLOCKS: dict[str, Block] = {
         "the known-item gate's interval chosen by measurement: coverage of CR2 and Hansen-Hurwitz on the paired "
         "known-item populations, as many documents drawn with replacement as the corpus holds",
     ),
+    "dof-scale": Block(
+        (
+            sys.executable,
+            "benchmarks/bench_dof.py",
+            "--root",
+            os.environ.get("HARNESS_DOF_ROOT", "/work/big/dofscale/full"),
+        ),
+        "text",
+        "hours on 2 cores, about 40 GB of disk under --root (resumable: steps already measured are kept; "
+        "`benchmarks/bench_dof.py --root ROOT --render` prints the block from what is measured so far)",
+        "the whole pipeline at DOF scale (657,867 documents, 6.73 M chunks): time, peak RSS and disk per step; the "
+        "real model's embedding throughput on 1 and 2 local Ray nodes, extrapolated",
+    ),
 }
 
 _BEGIN = "<!-- BEGIN {name} -->"

@@ -189,13 +189,11 @@ def test_system_integer_build_equals_token_list_build(
         def shuffled(chunk_doc, *a):
             n_docs = a[-1]
             perm = np.arange(n_docs)[::-1]
-            out_k, out_c = real(perm[chunk_doc], *a[:-1][:3], perm[a[3]], *a[4:])
-            # map back: keys are perm(doc) * v + term; undo the permutation and re-sort
-            v = a[5]
-            doc, term = out_k // v, out_k % v
-            keys = perm[doc] * v + term
-            o = np.argsort(keys, kind="stable")
-            return keys[o], out_c[o]
+            out_d, out_t, out_c = real(perm[chunk_doc], *a[:-1][:3], perm[a[3]], *a[4:])
+            # map back: rows are (perm(doc), term); undo the permutation and re-sort
+            doc = perm[out_d]
+            o = np.lexsort((out_t, doc))
+            return doc[o].astype(np.int32), out_t[o], out_c[o]
 
         monkeypatch.setattr(counts_mod, "_document_sums", shuffled)
     db, _m, _c = ingest(tiny_corpus, tmp_path / "wd")
@@ -295,7 +293,9 @@ def test_document_sums_by_ranges_equal_one_sort(seed, block):
     e_term = rng.integers(0, v, ne).astype(np.int64)
     saved, counts_mod.DOC_BLOCK = counts_mod.DOC_BLOCK, block
     try:
-        k, c = counts_mod._document_sums(chunk_doc, item, term, count, e_item, e_term, v, n_docs)
+        d, t, c = counts_mod._document_sums(chunk_doc, item, term, count, e_item, e_term, v, n_docs)
+        k = d.astype(np.int64) * v + t
+        assert d.dtype == t.dtype == np.int32
     finally:
         counts_mod.DOC_BLOCK = saved
     keys = np.concatenate([chunk_doc[item] * v + term, e_item * v + e_term])

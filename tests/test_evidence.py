@@ -294,3 +294,25 @@ def test_report_pairs_runs_under_two_chunkers_on_the_comparable_metrics(long_cas
         build_report([a, b], gate_metric="evidence_mrr", reps=200)
     one = build_report([a, a], reps=200)  # one chunker: the per-question column stays evidence_recall@10
     assert one.evidence_metric() == "evidence_recall@10" and not any("chunkers" in n for n in one.notes)
+
+
+def test_chunk_extents_are_read_on_demand_and_equal_the_whole_table(tiny_corpus, tmp_path):
+    """DOF scale (issue 34): every run read all chunks' extents into a dict (6.73 M rows, tens of seconds and GB);
+    the mapping now reads the ranked chunks only, with the same values."""
+    import pickle
+
+    from harness.corpus.ingest import ingest
+    from harness.corpus.store import Corpus
+    from harness.evaluation.evidence import chunk_extents
+    from harness.metrics.quoted import ChunkExtent
+
+    db, _m, _c = ingest(tiny_corpus, tmp_path / "w", log=lambda _m: None)
+    with Corpus(db) as corpus:
+        rows = corpus.conn.execute("SELECT chunk_id, doc_id, char_start, char_end, n_words FROM chunks").fetchall()
+        ext = chunk_extents(corpus)
+    whole = {r[0]: ChunkExtent(r[1], r[2], r[3], r[4]) for r in rows}
+    first = rows[0][0]
+    assert ext.get(first) == whole[first] and ext._memo.keys() == {first}  # one row read, not the table
+    assert ext.get("no-such-chunk") is None and "no-such-chunk" not in ext
+    assert dict(ext) == whole and len(ext) == len(whole)
+    assert pickle.loads(pickle.dumps(ext)).get(first) == whole[first]

@@ -139,3 +139,35 @@ def test_rescoring_needs_query_vectors_and_a_workdir(setup):
         VectorIndex(corpus, emb, plain.table, plain.slice, backend="numpy", stats={}, rescore=2)
     with pytest.raises(HarnessInputError, match="rescore"):
         VectorIndex(corpus, emb, plain.table, plain.slice, backend="numpy", stats={}, rescore=-1, workdir=".")
+
+
+@pytest.mark.parametrize("half", [False, True])
+def test_a_slice_over_the_memory_bound_rescores_from_the_cache_with_the_same_bits(setup, monkeypatch, half):
+    """DOF scale (issue 34): stacking every float vector of 6.73 M chunks took about 14 GB, so above
+    ``IN_MEMORY_BYTES`` the vectors are read per query, only the rescored rows; the rankings and cosines are
+    bit-identical to the in-memory path."""
+    from harness.retrieve.vector import cached_floats
+    from harness.retrieve.vector.cache import EmbeddingCache
+
+    corpus, emb, full, halves, _ = setup
+    src = (halves if half else full)[2]
+    work = src.workdir
+    queries = [" ".join(WORDS[i : i + 3]) for i in range(0, 24, 3)]
+    want = src.search(queries, doc_depth=4, chunk_depth=9, backend="numpy")
+    monkeypatch.setattr(cached_floats, "IN_MEMORY_BYTES", 0)
+    read: list[int] = []
+    orig = EmbeddingCache.get_many
+
+    def spy(self, key_id, shas, dim):
+        read.append(len(list(shas)))
+        return orig(self, key_id, shas, dim)
+
+    monkeypatch.setattr(EmbeddingCache, "get_many", spy)
+    lazy = VectorIndex.build(corpus, work, emb, rescore=2, index_fraction=0.5 if half else None)
+    got = lazy.search(queries, doc_depth=4, chunk_depth=9, backend="numpy")
+    assert isinstance(lazy.float_vectors(), cached_floats.CachedFloatVectors)
+    assert lazy.float_vectors().nbytes == lazy.slice.n_chunks * (16 * 4 + 8)
+    for a, b in zip(got, want, strict=True):
+        assert a.chunks == b.chunks and a.docs == b.docs and a.flags == b.flags
+    assert read and max(read) <= 2 * 9 + 2 * 4 < lazy.slice.n_chunks  # only the rescored rows, never the slice
+    lazy.float_vectors().close()

@@ -121,7 +121,7 @@ def embed(
         + (
             ""
             if floats is None
-            else f"; rescore M={opts.rescore}: every float vector cached ({floats / 2**20:.1f} MiB in memory)"
+            else f"; rescore M={opts.rescore}: every float vector cached ({floats / 2**20:.1f} MiB)"
         )
     )
 

@@ -27,11 +27,12 @@ from pathlib import Path
 
 import apsw
 
+from harness.corpus import scan_cache
 from harness.corpus.chunker import Chunker, get_chunker
 from harness.corpus.source import CorpusSource, DocMeta, iter_document_chunks, scan_corpus
 from harness.corpus.store import DAMAGE_ERRORS, CorpusManifest, open_db, read_manifest, write_manifest
 from harness.errors import HarnessError, HarnessInputError
-from harness.io import clean_stale_temporaries, file_lock, stderr_notice, write_error
+from harness.io import atomic_write_text, clean_stale_temporaries, file_lock, stderr_notice, write_error
 from harness.progress import progress_bar
 
 __all__ = [
@@ -63,8 +64,12 @@ def database_problem(db_path: str | Path) -> tuple[CorpusManifest | None, str | 
     Checks: SQLite reads it (not ``NotADBError``, ``CorruptError``, or a missing table), its manifest is there and
     parses, the ``documents`` and ``chunks`` row counts equal the manifest's, and SQLite's ``PRAGMA quick_check``
     passes (every b-tree page of every table and index is read and checked: 0.2 s warm, 1.3 s from a cold page
-    cache on the real 102 MB database). It is opened read-only; when a killed writer left a hot journal (read-only:
-    ``ReadOnlyError``), it is opened read-write once so that SQLite rolls the journal back.
+    cache on the real 102 MB database, in proportion to the size). quick_check runs once per state of the file: when
+    it passes, the database's stat key (device, inode, size, mtime_ns, ctime_ns;
+    :func:`harness.corpus.scan_cache.stat_key`) is recorded beside it (``quick_check.json``), and a later call on a
+    file with the same key skips it (any write, a vector index build included, changes the key). It is opened
+    read-only; when a killed writer left a hot journal (read-only: ``ReadOnlyError``), it is opened read-write once
+    so that SQLite rolls the journal back.
 
     Returns:
         ``(manifest, None)`` when it is usable, ``(None, problem)`` when it is damaged (``problem``: one phrase).
@@ -84,9 +89,12 @@ def database_problem(db_path: str | Path) -> tuple[CorpusManifest | None, str | 
                 return None, "no manifest (an incomplete database)"
             n_docs = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
             n_chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            check = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
-            if check != "ok":
-                return None, f"quick_check: {check}"
+            key = scan_cache.stat_key(db_path)
+            if key is None or key != _checked_key(db_path):
+                check = _quick_check(conn)
+                if check != "ok":
+                    return None, f"quick_check: {check}"
+                _record_check(db_path, key)
             break
         except apsw.ReadOnlyError as exc:
             if not readonly:
@@ -105,6 +113,30 @@ def database_problem(db_path: str | Path) -> tuple[CorpusManifest | None, str | 
             f"{manifest.n_chunks}"
         )
     return manifest, None
+
+
+CHECKED_NAME = "quick_check.json"
+"""Beside ``corpus.db``: its stat key when ``PRAGMA quick_check`` last passed (:func:`database_problem`)."""
+
+
+def _quick_check(conn) -> str:
+    """SQLite's ``PRAGMA quick_check(1)``: ``"ok"`` or the first problem (reads every page of the database)."""
+    return conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+
+
+def _checked_key(db_path: str | Path) -> list | None:
+    try:
+        return json.loads((Path(db_path).parent / CHECKED_NAME).read_text(encoding="utf-8")).get("stat")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _record_check(db_path: str | Path, key: list | None) -> None:
+    """Remember that the database with stat key ``key`` passed quick_check (a read-only folder: not remembered)."""
+    if key is None:
+        return
+    with contextlib.suppress(OSError, HarnessError):
+        atomic_write_text(Path(db_path).parent / CHECKED_NAME, json.dumps({"stat": key}))
 
 
 def _remove_database(db_path: Path) -> None:
@@ -144,7 +176,7 @@ def ingest(
     t0 = time.perf_counter()
     say = log or stderr_notice
     chunker = get_chunker(chunker_id)
-    source = scan_corpus(corpus_dir, name=name)
+    source = scan_corpus(corpus_dir, name=name, stat_cache=scan_cache.cache_path(workdir, corpus_dir))
     db_path = corpus_db_path(workdir, source, chunker.chunker_id)
     with contextlib.ExitStack() as held:
         try:

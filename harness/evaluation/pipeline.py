@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from harness.corpus import scan_cache
 from harness.corpus.chunker import CHUNKERS
 from harness.corpus.ingest import ingest, scan_corpus
 from harness.corpus.store import Corpus
@@ -185,7 +186,8 @@ def run(
             with scoring_view(corpus_dir, own_chunker, workdir, where=where) as view:
                 check_before_scoring(goldset, view)
         t_ev = time.perf_counter()
-        evidence = resolve_evidence(goldset, scan_corpus(corpus_dir), chunker_id, workdir=workdir)
+        source = scan_corpus(corpus_dir, stat_cache=scan_cache.cache_path(workdir, corpus_dir))  # no re-read
+        evidence = resolve_evidence(goldset, source, chunker_id, workdir=workdir)
         if chunker_id != own_chunker:
             goldset = dataclasses.replace(goldset, records=evidence.records(goldset))
         extents = chunk_extents(corpus)

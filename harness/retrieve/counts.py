@@ -9,6 +9,7 @@ their title, then each new heading, then their chunks' tokens, in order.
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -66,7 +67,9 @@ def _document_sums(chunk_doc, item, term, count, e_item, e_term, v: int, n_docs:
     concatenate in key order: no temporary spans all rows. Otherwise one range holds all rows (one sort).
 
     Returns:
-        ``(keys int64, sums int32)``.
+        ``(doc int32, term int32, sums int32)``, in ``(doc, term)`` order: split from the int64 keys block by block
+        (at DOF scale, 6.73 M chunks, the whole-corpus int64 keys and their quotient and remainder temporaries were
+        most of the build's peak).
     """
     n = int(item.size)
     extra_keys = e_item * v + e_term
@@ -76,7 +79,8 @@ def _document_sums(chunk_doc, item, term, count, e_item, e_term, v: int, n_docs:
     block = DOC_BLOCK if ordered else max(n, 1)  # unordered: one range over all rows (one sort)
     e_order = np.argsort(e_item, kind="stable")
     e_doc, extra_keys = e_item[e_order], extra_keys[e_order]
-    out_k: list[np.ndarray] = []
+    out_d: list[np.ndarray] = []
+    out_t: list[np.ndarray] = []
     out_c: list[np.ndarray] = []
     s, d0 = 0, 0
     while d0 < n_docs:
@@ -97,13 +101,19 @@ def _document_sums(chunk_doc, item, term, count, e_item, e_term, v: int, n_docs:
             np.concatenate([count[s:e], np.ones(hi - lo, dtype=np.int32)]),
         )
         del keys
-        out_k.append(k)
+        out_d.append((k // v).astype(np.int32))
+        out_t.append((k % v).astype(np.int32))
         out_c.append(c)
+        del k
         s, d0 = e, d1 + 1
-    keys_all = np.concatenate(out_k) if out_k else np.zeros(0, np.int64)
-    out_k.clear()
-    sums = np.concatenate(out_c) if out_c else np.zeros(0, np.int32)
-    return keys_all, sums
+    return tuple(_concat_int32(parts) for parts in (out_d, out_t, out_c))
+
+
+def _concat_int32(parts: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(parts)`` as int32, emptying ``parts`` (so one column is held twice at most)."""
+    out = np.concatenate(parts).astype(np.int32, copy=False) if parts else np.zeros(0, np.int32)
+    parts.clear()
+    return out
 
 
 def chunk_term_counts(analyzer: SpanishAnalyzer, batches: Iterable[Sequence[str]]):
@@ -139,8 +149,8 @@ def document_term_counts(corpus: Corpus, analyzer: SpanishAnalyzer, chunk_docs, 
     doc_ids = list(docs)
     pos = {d: i for i, d in enumerate(doc_ids)}
     vocab = dict(vocab)
-    ex_item: list[int] = []
-    ex_term: list[int] = []
+    ex_item = array("q")  # 8 bytes a token (a list of ints takes 8 more per entry, and objects above 256)
+    ex_term = array("q")
 
     def extra(i: int, text: str) -> None:
         toks = analyzer.tokenize(text)
@@ -149,7 +159,7 @@ def document_term_counts(corpus: Corpus, analyzer: SpanishAnalyzer, chunk_docs, 
 
     for d in doc_ids:
         extra(pos[d], docs[d].title or "")
-    heading_rows = corpus.conn.execute("SELECT heading_path FROM chunks ORDER BY rowid").fetchall()
+    heading_rows = corpus.conn.execute("SELECT heading_path FROM chunks ORDER BY rowid")  # streamed, not fetched
     last: dict[str, str] = {}
     for doc, (hp,) in zip(chunk_docs, heading_rows, strict=True):
         if last.get(doc) != hp:
@@ -161,10 +171,10 @@ def document_term_counts(corpus: Corpus, analyzer: SpanishAnalyzer, chunk_docs, 
     e_item = np.asarray(ex_item, dtype=np.int64)
     e_term = np.asarray(ex_term, dtype=np.int64)
     v = max(len(vocab), 1)
-    ukeys, d_count = _document_sums(chunk_doc, item, term, count, e_item, e_term, v, len(doc_ids))
     d_len = np.bincount(chunk_doc, weights=length, minlength=len(doc_ids)).astype(np.int64)
     d_len += np.bincount(e_item, minlength=len(doc_ids))
-    return doc_ids, (ukeys // v).astype(np.int32), (ukeys % v).astype(np.int32), d_count, d_len, vocab
+    d_item, d_term, d_count = _document_sums(chunk_doc, item, term, count, e_item, e_term, v, len(doc_ids))
+    return doc_ids, d_item, d_term, d_count, d_len, vocab
 
 
 def counted_batches(batches: Iterable[Sequence[str]], advance) -> Iterable[Sequence[str]]:

@@ -40,7 +40,9 @@ from harness.ranking import id_rank, top_k_by_distance
 from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.binary import BIT_ORDER, binarisation_rule, check_dim, pack_centered, pack_signs
 from harness.retrieve.embed import DEFAULT_MODEL, canonical_model, default_binarize, load_embedder
+from harness.retrieve.vector import cached_floats
 from harness.retrieve.vector.cache import EmbeddingCache
+from harness.retrieve.vector.cached_floats import CachedFloatVectors
 from harness.retrieve.vector.engines import (
     BACKENDS,
     SQLITE_VEC_K_MAX,
@@ -169,7 +171,7 @@ class VectorIndex:
             raise HarnessInputError("rescore: needs the work directory whose embedding cache holds the float vectors")
         self.rescore = rescore
         self.workdir = None if workdir is None else Path(workdir)
-        self._floats: FloatVectors | None = None
+        self._floats: FloatVectors | CachedFloatVectors | None = None
         self.dim = int(embedder.dim)
         self.nbytes = check_dim(self.dim)
         self._doc_set = frozenset(corpus_slice.doc_ids)
@@ -494,9 +496,11 @@ class VectorIndex:
         docs = [(self._doc_ids[d], float(s)) for d, s in zip(dsel, dscore, strict=True)]
         return _result(docs, chunks, {**flags, "rescored": int(cand.size)}, ctie, dtie)
 
-    def float_vectors(self) -> FloatVectors:
-        """The slice's float32 passage vectors from the embedding cache, in slice order (read once; about
-        ``n * dim * 4`` bytes).
+    def float_vectors(self) -> FloatVectors | CachedFloatVectors:
+        """The slice's float32 passage vectors from the embedding cache, in slice order: held in memory (read once;
+        about ``n * dim * 4`` bytes) up to :data:`~harness.retrieve.vector.cached_floats.IN_MEMORY_BYTES`, read per
+        query from the cache above it (:class:`~harness.retrieve.vector.cached_floats.CachedFloatVectors`, same
+        cosines).
 
         Raises:
             HarnessInputError: no work directory; a slice vector missing from the cache.
@@ -505,10 +509,17 @@ class VectorIndex:
             if self.workdir is None:
                 raise HarnessInputError("the float vectors live in the embedding cache: the index has no workdir")
             cache = EmbeddingCache.for_workdir(self.workdir)
+            key = cache.key_id(
+                self.embedder.model_id, self.embedder.weights_sha256, self.corpus.manifest.chunker_id, self.dim
+            )
+            if len(self._text_sha) * self.dim * 4 > cached_floats.IN_MEMORY_BYTES:
+                try:
+                    self._floats = CachedFloatVectors(cache, key, self._text_sha, self.dim)
+                except BaseException:
+                    cache.close()
+                    raise
+                return self._floats
             try:
-                key = cache.key_id(
-                    self.embedder.model_id, self.embedder.weights_sha256, self.corpus.manifest.chunker_id, self.dim
-                )
                 got = cache.get_many(key, self._text_sha, self.dim)
             finally:
                 cache.close()
