@@ -256,6 +256,8 @@ SHARED_WORKDIR_MODULES = frozenset(
 )
 SHARED_WORKDIR_TESTS = frozenset({"test_vector.py::test_real_corpus_default_model_index"})
 SHARED_WORKDIR_GROUP = "real-corpus-workdir"
+# realcorpus files that only read the corpus and write under tmp_path (checked by reading them): spread like the rest
+REALCORPUS_OWN_DIRS = frozenset({"test_dof_corpus.py"})
 
 
 def _marks_realcorpus(node: ast.AST) -> bool:
@@ -285,6 +287,8 @@ def in_shared_workdir_group(nodeid: str) -> bool:
     name = parts[0].rsplit("/", 1)[-1]
     keys = {f"{name}::{p.split('[', 1)[0]}" for p in parts[1:]}
     rc_files, rc_tests = _realcorpus_in_source()
+    if name in REALCORPUS_OWN_DIRS:
+        return False
     return name in SHARED_WORKDIR_MODULES or name in rc_files or bool(keys & (SHARED_WORKDIR_TESTS | rc_tests))
 
 
@@ -309,7 +313,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     matched: set[str] = set()
     for item in items:
         key = f"{item.path.name}::{item.originalname}"
-        if item.get_closest_marker("realcorpus") is not None and not in_shared_workdir_group(item.nodeid):
+        own = item.path.name in REALCORPUS_OWN_DIRS
+        if item.get_closest_marker("realcorpus") is not None and not own and not in_shared_workdir_group(item.nodeid):
             raise pytest.UsageError(f"{item.nodeid} is marked realcorpus but conftest's xdist group misses it")
         if item.path.name in SLOW_MODULES or key in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
