@@ -10,7 +10,7 @@ ctime_ns; taken before the file was read) and the documents' metadata and hashes
 full one again. ``ctime`` cannot be set from user space, so a file rewritten with its old size and mtime is still
 noticed.
 
-The record lives in the work directory (``<workdir>/corpora/scan-<hash of the corpus folder's real path>.json``),
+The record lives in the work directory (``<workdir>/scans/scan-<hash of the corpus folder's real path>.json``),
 is written atomically, and a record that cannot be read or parsed is ignored (rebuilt by the next full scan).
 Corpora without ``metadata.jsonl`` (documents found by walking the folder) are not recorded: a new file would not
 change any recorded key.
@@ -36,7 +36,7 @@ _LAST: dict[str, tuple[list[int], dict]] = {}
 def cache_path(workdir: str | Path, corpus_dir: str | Path) -> Path:
     """Where the scan record of ``corpus_dir`` lives under ``workdir``."""
     real = os.path.realpath(corpus_dir)
-    return Path(workdir) / "corpora" / f"scan-{hashlib.sha256(real.encode()).hexdigest()[:16]}.json"
+    return Path(workdir) / "scans" / f"scan-{hashlib.sha256(real.encode()).hexdigest()[:16]}.json"
 
 
 def stat_key(path: str | Path) -> list[int] | None:
