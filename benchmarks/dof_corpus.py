@@ -299,14 +299,7 @@ def write_goldset(corpus_dir: Path, dest: Path, source: Path = GOLDSET) -> Path:
     src = scan_corpus(corpus_dir)
     meta_path = next(Path(source).glob("*.meta.json"))
     meta = json.loads(meta_path.read_text("utf-8"))
-    lo, hi = src.date_range
-    meta.update(
-        corpus_version=src.corpus_id,
-        corpus_hash=src.corpus_hash,
-        corpus_documents=len(src.docs),
-        corpus_date_min=lo,
-        corpus_date_max=hi,
-    )
+    meta.update(src.manifest_fields())
     tmp = dest.with_name(dest.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(source, tmp)

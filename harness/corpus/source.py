@@ -73,6 +73,18 @@ class CorpusSource:
         dates = sorted(d.date for d in self.docs if d.date)
         return (dates[0], dates[-1]) if dates else (None, None)
 
+    def manifest_fields(self) -> dict[str, str | int | None]:
+        """The corpus fields of a gold set's manifest: ``corpus_version``, ``corpus_hash``, ``corpus_documents``,
+        ``corpus_date_min``, ``corpus_date_max`` (ISO dates or None)."""
+        lo, hi = self.date_range
+        return {
+            "corpus_version": self.corpus_id,
+            "corpus_hash": self.corpus_hash,
+            "corpus_documents": len(self.docs),
+            "corpus_date_min": lo,
+            "corpus_date_max": hi,
+        }
+
 
 _KNOWN = {"doc_id", "path", "title", "date", "institution", "doc_type", "collection", "section", "edition", "words"}
 

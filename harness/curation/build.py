@@ -209,14 +209,7 @@ def dataset_manifest(
     man: dict = {"name": name, "version": version, "created": dt.datetime.now(dt.UTC).date().isoformat()}
     man["total_questions"] = len(records)
     if source is not None:
-        lo, hi = source.date_range
-        man.update(
-            corpus_version=source.corpus_id,
-            corpus_hash=source.corpus_hash,
-            corpus_documents=len(source.docs),
-            corpus_date_min=lo,
-            corpus_date_max=hi,
-        )
+        man.update(source.manifest_fields())
     man["chunker_version"] = chunker_id
     man["schema_version"] = SCHEMA_VERSION
     if len(set(cats.values())) == 1:
