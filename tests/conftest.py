@@ -249,7 +249,6 @@ SHARED_WORKDIR_MODULES = frozenset(
         "test_baseline.py",
         "test_chunking_real.py",
         "test_export_interop.py",
-        "test_known_item_gate_real.py",
         "test_real_pipeline.py",
         "test_standard_metrics_real.py",
     }
@@ -257,7 +256,7 @@ SHARED_WORKDIR_MODULES = frozenset(
 SHARED_WORKDIR_TESTS = frozenset({"test_vector.py::test_real_corpus_default_model_index"})
 SHARED_WORKDIR_GROUP = "real-corpus-workdir"
 # realcorpus files that only read the corpus and write under tmp_path (checked by reading them): spread like the rest
-REALCORPUS_OWN_DIRS = frozenset({"test_dof_corpus.py"})
+REALCORPUS_OWN_DIRS = frozenset({"test_dof_corpus.py", "test_known_item_gate_real.py"})
 
 
 def _marks_realcorpus(node: ast.AST) -> bool:
