@@ -442,10 +442,17 @@ def test_gitlab_job_runs_the_known_item_guard_and_exits_with_the_more_severe_cod
 
     def play(corpus: Path) -> subprocess.CompletedProcess:
         shutil.rmtree(out, ignore_errors=True)
-        env = job_env(job["variables"], setup, tmp_path, HARNESS_RANKINGS=str(setup["inconclusive"]),
-                      HARNESS_SYSTEM_CANDIDATE="mine", HARNESS_KNOWN_ITEM_CANDIDATE="tfidf",
-                      HARNESS_CORPUS=str(corpus), HARNESS_KI_CACHE=str(tmp_path / "ki-cache"),
-                      NUMBA_DISABLE_JIT="1")  # fmt: skip  (24 documents: compiling the kernels would cost 60 s)
+        env = job_env(
+            job["variables"],
+            setup,
+            tmp_path,
+            HARNESS_RANKINGS=str(setup["inconclusive"]),
+            HARNESS_SYSTEM_CANDIDATE="mine",
+            HARNESS_KNOWN_ITEM_CANDIDATE="tfidf",
+            HARNESS_CORPUS=str(corpus),
+            HARNESS_KI_CACHE=str(tmp_path / "ki-cache"),
+            NUMBA_DISABLE_JIT="1",
+        )  # fmt: skip  (24 documents: compiling the kernels would cost 60 s)
         return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=clone, env=env,
                               capture_output=True, text=True, timeout=300)  # fmt: skip
 
