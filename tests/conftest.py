@@ -241,19 +241,9 @@ SLOW_TESTS.update(dict.fromkeys(_FAST_SUBSET_CUT, "2.6-12 s in the fast subset")
 # of a derived folder is refused by design, harness/io.py) and the cold embedding is paid once. Every other test is
 # its own work unit, spread over the workers. xdist 3.8's own `xdist_group` marker does not group under pytest 9.2
 # (it appends the group to ``item._nodeid``, which pytest 9 no longer reads), and the controller that schedules never
-# sees markers, so the group is decided from the node id: the files below, and the files and tests that carry the
+# sees markers, so the group is decided from the node id: the files and tests that carry the
 # ``realcorpus`` mark in their source (read with ``ast``). The collection hook checks that every test collected with
 # the mark is in the group.
-SHARED_WORKDIR_MODULES = frozenset(
-    {
-        "test_baseline.py",
-        "test_chunking_real.py",
-        "test_export_interop.py",
-        "test_real_pipeline.py",
-        "test_standard_metrics_real.py",
-    }
-)
-SHARED_WORKDIR_TESTS = frozenset({"test_vector.py::test_real_corpus_default_model_index"})
 SHARED_WORKDIR_GROUP = "real-corpus-workdir"
 # realcorpus files that only read the corpus and write under tmp_path (checked by reading them): spread like the rest
 REALCORPUS_OWN_DIRS = frozenset({"test_dof_corpus.py", "test_known_item_gate_real.py"})
@@ -286,9 +276,7 @@ def in_shared_workdir_group(nodeid: str) -> bool:
     name = parts[0].rsplit("/", 1)[-1]
     keys = {f"{name}::{p.split('[', 1)[0]}" for p in parts[1:]}
     rc_files, rc_tests = _realcorpus_in_source()
-    if name in REALCORPUS_OWN_DIRS:
-        return False
-    return name in SHARED_WORKDIR_MODULES or name in rc_files or bool(keys & (SHARED_WORKDIR_TESTS | rc_tests))
+    return name not in REALCORPUS_OWN_DIRS and (name in rc_files or bool(keys & rc_tests))
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
