@@ -40,6 +40,7 @@ from harness.evaluation.runs import load_run as _load_run
 from harness.evaluation.subset import Subset, restrict_run
 from harness.goldset.io import GoldSet
 from harness.goldset.io import load_goldset as _load_goldset
+from harness.stats.shown import ShownIntervals
 
 if TYPE_CHECKING:
     import pandas
@@ -110,19 +111,22 @@ class RunResult:
             for r in self.record.per_question
         ]
 
-    def summary(self, slice_name: str = "all", method: str = "cr2") -> list[dict[str, Any]]:
+    def summary(self, slice_name: str = "all", method: str | None = None) -> list[dict[str, Any]]:
         """One dict per system x metric of a slice: ``system, metric, mean, lower, upper, method, n_questions,
-        n_clusters`` (bounds ``None`` without an interval)."""
+        n_clusters`` (bounds ``None`` without an interval). ``method``: a recorded interval method (``"cr2"``), or
+        ``None`` for the one every rendering shows: per outcome class the coverage rule's default for the run's
+        design (:class:`harness.stats.shown.ShownIntervals`; CR2 on the logit scale for the baseline's design)."""
         out = []
+        shown = ShownIntervals.for_run(self.record, slice_name) if method is None else None
         for system, slices in self.record.summary.systems.items():
             s = slices.get(slice_name)
             if s is None:
                 continue
             for metric, ms in s.overall.items():
-                iv = ms.intervals.get(method)
+                iv = ms.intervals.get(method) if shown is None else shown.interval(metric, ms)
                 out.append({"system": system, "metric": metric, "mean": ms.mean,
                             "lower": iv.lower if iv else None, "upper": iv.upper if iv else None,
-                            "method": method if iv else None, "n_questions": s.n_questions,
+                            "method": iv.method if iv else None, "n_questions": s.n_questions,
                             "n_clusters": s.n_clusters})  # fmt: skip
         return out
 
@@ -133,8 +137,8 @@ class RunResult:
 
     def to_pandas(self, table: str = "per_question") -> pandas.DataFrame:
         """``per_question`` (default): one row per system x question, one column per metric; ``summary``: one row
-        per system x metric of the ``all`` slice with its CR2 interval; ``long``: the ``--format csv`` table
-        (:mod:`harness.report.tables`).
+        per system x metric of the ``all`` slice with its shown interval (:meth:`summary`); ``long``: the
+        ``--format csv`` table (:mod:`harness.report.tables`).
 
         Raises:
             ImportError: pandas is not installed. ValueError: another ``table``.

@@ -400,14 +400,17 @@ def test_run_compare_and_gate_tables_fit_100_columns_with_intervals_on_one_line(
     from harness.evaluation.gate import gate
     from harness.evaluation.runs import load_run
     from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, fmt_interval
+    from harness.stats.shown import ShownIntervals
 
     rec = load_run(BASELINE)
     narrow, wide = _table("run", rec, 100), _table("run", rec, 150)
     tables = narrow.split("gold chunks found deeper")[0]  # the lists of chunk ids after the tables are not cells
     _intervals_whole(tables, 100)
+    shown = ShownIntervals.for_run(rec)
     for system, s in rec.summary.systems.items():
         for m in (*MAIN_METRICS, *EVIDENCE_METRICS):
-            cell = fmt_interval(s["all"].overall.get(m))
+            ov = s["all"].overall.get(m)
+            cell = fmt_interval(ov, shown.method(m, ov.intervals))
             assert cell.partition(" ")[2] in tables and cell in wide, (system, m)  # narrow: stacked; wide: as before
     assert "negative_false_premise" in tables  # per-category table transposed, labels whole
     rep = compare_runs(BASELINE, BASELINE, metrics=("mrr", "recall@10", "evidence_recall@10"), system_a="bm25",

@@ -105,7 +105,7 @@ def test_pps_estimand_and_srs_of_whole_documents_wording():
     assert f"measured {lo:.1f}–" in note
 
 
-def _expected(run, cls: str, method: str = "cr2") -> str:
+def _expected(run, cls: str, method: str = "cr2_logit") -> str:  # the baseline design's default (stats.shown)
     return design_coverage(method, cls, run_design(run), labels={n: m.label for n, m in INTERVALS.items()})["text"]
 
 

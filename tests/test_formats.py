@@ -127,7 +127,10 @@ def test_run_json_envelope_carries_the_record_path(tiny):
     saved = json.loads((Path(env["path"]) / "summary.json").read_text("utf-8"))
     evidence = env["data"].pop("coverage_evidence")  # measured coverage of the intervals, beside the record's summary
     assert env["data"] == saved
-    assert evidence["metrics"]["mrr"]["method"] == "cr2" and evidence["estimand"].startswith("mean over")
+    # the tiny run's design was not measured: it shows the nearest measured design's default, and says so
+    assert evidence["metrics"]["mrr"]["method"] == "cr2_logit" and evidence["estimand"].startswith("mean over")
+    assert evidence["metrics"]["mrr"]["chosen_for"].startswith("the nearest measured design")
+    assert not evidence["metrics"]["mrr"]["measured"]
 
 
 def test_out_file_holds_what_stdout_would(tiny, tmp_path):

@@ -21,7 +21,7 @@ from harness.cli import app
 from harness.errors import HarnessInputError
 from harness.evaluation.gate import GateCheck, combine, gate, parse_guard
 from harness.evaluation.power import power_plan
-from harness.stats import methods, paired
+from harness.stats import evidence, paired
 
 runner = CliRunner()
 
@@ -228,7 +228,7 @@ def test_guards_get_intervals_and_three_way_verdicts(tmp_path: Path):
     mon = [q for i, q in enumerate(qids) if CATS[i % len(CATS)] == "monitoring"]
     labels = [f"c{qids.index(q) % 20}" for q in mon]
     ra, rb = ([min(1.0, v[q] + 0.1) for q in mon] for v in (a, b))  # recall@10 of make_run
-    ref = paired(ra, rb, labels, method="cr2", level=0.9)  # the same interval, computed directly
+    ref = paired(ra, rb, labels, method=v.method, level=0.9)  # the same interval, computed directly
     assert (g.lower, g.upper) == (ref.lower, ref.upper) and g.n_questions == 15 and g.n_clusters == 5
     # a guard on another metric, by CATEGORY:METRIC:MARGIN, and a guard that is too noisy to decide
     v = gate(base, cand, metric="recall@10", margin=0.2, guards=["monitoring:mrr:0.5", "single_passage:0.001"])
@@ -277,17 +277,20 @@ def test_the_interval_is_the_registrys_default_and_is_named(tmp_path: Path, monk
     a, b = _values(shift=-0.01, noise=0.05)
     base = make_run(tmp_path, "base", {"bm25": a})
     cand = make_run(tmp_path, "cand", {"new": b})
-    v = gate(base, cand)
-    assert v.method == methods.DEFAULTS["paired"] == "cr2" and v.method_label == "CR2 (Satterthwaite t)"
-    monkeypatch.setitem(methods.DEFAULTS, "paired", "cr3")
+    # the coverage rule's default for the run's design: this 20-cluster design was not measured, so the nearest
+    # measured one's (the committed baseline's: CR3); without evidence, CR2 (harness.stats.shown)
     v3 = gate(base, cand)
+    monkeypatch.setattr(evidence, "EVIDENCE_PATH", tmp_path / "no-evidence.json")
+    v = gate(base, cand)
+    assert v.method == "cr2" and v.method_label == "CR2 (Satterthwaite t)"
+    monkeypatch.undo()
     qids = sorted(a)
     ref = paired([a[q] for q in qids], [b[q] for q in qids], [f"c{i % 20}" for i in range(60)], method="cr3",
                  level=0.9)  # fmt: skip
     assert v3.method == "cr3" and (v3.checks[0].lower, v3.checks[0].upper) == (ref.lower, ref.upper)
     assert v3.checks[0].lower != v.checks[0].lower
     r = _gate_cli(base, cand, tmp=tmp_path)
-    assert "CR3 jackknife" in r.stdout and "cr3 interval from the registry" in " ".join(r.stdout.split())
+    assert "CR3 jackknife" in r.stdout and "cr3 interval: the coverage rule's default" in " ".join(r.stdout.split())
 
 
 def test_json_verdict_fields(tmp_path: Path):
@@ -308,7 +311,7 @@ def test_json_verdict_fields(tmp_path: Path):
     assert check["lower"] < check["upper"] and math.isfinite(check["upper"])
     assert data["missing_questions"] == {"baseline": 0, "candidate": 5}
     assert data["goldset"] == {"name": "g", "version": "1", "sha256": "a" * 64}
-    assert data["harness_version"] == __version__ and data["method"] == "cr2" and data["reason"]
+    assert data["harness_version"] == __version__ and data["method"] == "cr3" and data["reason"]
     assert any("has no ranking for 5 of 60 questions" in w for w in data["warnings"])
     assert "has no ranking for 5 of 60 questions" in r.stderr  # warnings also on stderr
     assert "NaN" not in r.stdout

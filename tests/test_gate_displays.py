@@ -23,7 +23,7 @@ from harness.report.formats import Result, emit
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
 from harness.report.model import build_report
-from harness.stats import cluster_bootstrap, cr2, methods, paired
+from harness.stats import cluster_bootstrap, cr2, evidence, methods, paired
 
 runner = CliRunner()
 FEW = "Satterthwaite df = 3"
@@ -75,6 +75,15 @@ def test_interval_flags_in_json():
 # ------------------------------------------------------------------------------------------------------------------
 # A run record whose intervals are clipped, degenerate and infinite, in every rendering
 # ------------------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def cr2_shown(tmp_path, monkeypatch):
+    """These tests are about how CR2's marks (clipped, degenerate, infinite bounds) render. Without an evidence file
+    a run shows the registry's defaults (harness.stats.shown.fallback); with CR2 for unit metrics too, every table
+    shows CR2 (a design's own default, e.g. CR2 on the logit scale, never reaches past [0, 1])."""
+    monkeypatch.setattr(evidence, "EVIDENCE_PATH", tmp_path / "no-evidence.json")
+    monkeypatch.setitem(methods.DEFAULTS, "unit", "cr2")
 
 
 @pytest.fixture(scope="module")

@@ -74,6 +74,7 @@ def test_readme_types_no_measured_figure():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     prose = re.sub(r"```.*?```", "", readme, flags=re.S)
     figures = re.findall(r"\b0\.\d{3}\b|\b\d+(?:\.\d+)? ?(?:%|ms|s/q|chunks/s|GB|MB)(?=[\s,.;)])", prose)
-    nominal = {"95 %", "90 %", "80 %"}  # confidence and power levels are settings, not measurements
+    # confidence and power levels, and the coverage rule's threshold, are settings, not measurements
+    nominal = {"95 %", "90 %", "80 %", "93 %"}
     figures = [f for f in figures if f not in nominal]
     assert not figures, f"README.md types measured figures {figures[:5]}: move them to a docs/measurements.md block"

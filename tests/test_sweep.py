@@ -326,10 +326,12 @@ def test_inputs_alone_on_test_with_paired_differences(tmp_path):
     # the inputs alone equal their own recorded per-question values
     for row in (bm25, vector):
         assert row.per_question == {q: v for q, v in _recorded(run, row.system).items() if q in row.per_question}
-    # paired difference chosen - input with the registry's paired interval over the test clusters
-    ref = paired([1.0, 1.0, 0.5], [0.5, 0.5, 1.0], ["q:T1", "q:T2", "q:T3"], method="cr2", level=0.95)
+    # paired difference chosen - input with the test split design's paired interval over the test clusters (3
+    # clusters, not measured: the nearest measured design's default, CR3; harness.stats.shown)
+    assert res.paired_method == "cr3"
+    ref = paired([1.0, 1.0, 0.5], [0.5, 0.5, 1.0], ["q:T1", "q:T2", "q:T3"], method="cr3", level=0.95)
     got = vector.paired_interval
-    assert (got["lower"], got["upper"], got["method"]) == (ref.lower, ref.upper, "paired_cr2")
+    assert (got["lower"], got["upper"], got["method"]) == (ref.lower, ref.upper, "paired_cr3")
     assert bm25.paired_interval["lower"] == bm25.paired_interval["upper"] == 0.0
     assert res.dev_inputs == {"bm25": pytest.approx(0.875), "vector": pytest.approx(0.625)}
     d = res.to_dict()

@@ -56,7 +56,8 @@ class MetricComparison:
     Attributes:
         system_a, system_b, metric: what is compared; mean_a, mean_b, diff: means over the questions (0-1) and the
             mean paired difference B - A.
-        interval: the paired interval (:meth:`harness.stats.Interval.to_dict`, the registry's default method).
+        interval: the paired interval (:meth:`harness.stats.Interval.to_dict`; the method of
+            :func:`harness.evaluation.design.paired_method`).
         p_randomization: cluster sign-flip p; p_holm: Holm across the pairs of this metric (``None`` with one pair).
         questions, clusters: win / tie / loss counts (clusters: of cluster-mean differences; ``n`` clusters).
         per_category: ``{category: {"n", "diff", wins/ties/losses, "interval"?}}`` (an interval with >= 2 clusters:
@@ -167,7 +168,9 @@ def compare_runs(
 
     Returns:
         A :class:`ComparisonReport`: per (pair, metric) the interval of the mean paired difference from the
-        registry's default paired method (today CR2 with Satterthwaite df), the cluster-level paired randomisation
+        coverage rule's default paired method for the run's design (:func:`harness.evaluation.design.
+        paired_method`: CR3 for the committed baseline's design, Hansen-Hurwitz on a PPS gold set), the cluster-level
+        paired randomisation
         p-value (sign flips of cluster sums), Holm-adjusted p-values across pairs for each metric when several pairs
         are compared, win/tie/loss counts at question and cluster level, and the same per category.
 
@@ -347,7 +350,8 @@ class PairedRow:
         label, baseline: display names of the candidate and the baseline.
         metric: metric id; mean_a / mean_b: baseline / candidate means; diff: mean paired difference candidate -
             baseline.
-        lower, upper: two-sided interval of ``diff`` at the table's level (the registry's default paired method);
+        lower, upper: two-sided interval of ``diff`` at the table's level
+            (:func:`harness.evaluation.design.paired_method`);
             se, df: its standard error and df (``None`` when the method has none).
         lower_one_sided, upper_one_sided: the gate's ``1 - 2 alpha`` interval (its lower bound is the one-sided
             ``1 - alpha`` bound the gate compares with -margin); ``None`` when the gate has none.

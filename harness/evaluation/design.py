@@ -12,14 +12,16 @@ their queries, with replacement; :mod:`harness.studies.goldset_plan`) is read as
 * the run manifest's ``goldset.design`` records the plan (:func:`design_info`), which renderings read
   (:func:`harness.stats.design_evidence.run_design`).
 
-Any other gold set is read as before (clusters of the chosen ``--clustering``; CR2 and the registry's defaults).
+Any other gold set is read as before (clusters of the chosen ``--clustering``); every rendering shows, per outcome
+class, the coverage rule's default for the run's design (:mod:`harness.stats.shown`).
 """
 
 from __future__ import annotations
 
 from harness.errors import HarnessInputError
-from harness.stats import all_intervals, default_method
+from harness.stats import all_intervals
 from harness.stats.methods import INTERVALS, outcome_type
+from harness.stats.shown import ShownIntervals
 
 
 def gold_design(goldset) -> dict | None:
@@ -81,8 +83,8 @@ def design_info(goldset) -> dict:
 
 
 def paired_method(run) -> str:
-    """The paired interval ``compare`` and ``gate`` use on ``run``'s gold set: ``hansen_hurwitz`` for a PPS gold set
-    (its manifest's ``goldset.design.sampling``), else the registry's default."""
-    extra = getattr(run.manifest.goldset, "model_extra", None) or {}
-    pps = (extra.get("design") or {}).get("sampling") == "pps"
-    return "hansen_hurwitz" if pps else default_method("paired")
+    """The paired interval ``compare`` and ``gate`` use on ``run``'s gold set: the coverage rule's default for
+    paired differences under the run's own design (:class:`harness.stats.shown.ShownIntervals`: CR3 for the committed
+    baseline's design on this corpus, ``hansen_hurwitz`` for a PPS gold set, the nearest measured design's default
+    for an unmeasured one)."""
+    return ShownIntervals.for_run(run).paired

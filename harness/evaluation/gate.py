@@ -2,10 +2,11 @@
 
 Each *check* (one per ``--metric``, one per ``--guard``) looks at the mean paired difference ``candidate - baseline``
 over the same questions (a guard: over one category's questions) and its two-sided ``1 - 2 alpha`` interval
-``[L, U]`` from the interval registry's default for paired differences (:func:`harness.stats.default_method`
-``("paired")``; today CR2 with Satterthwaite df, Bell & McCaffrey 2002, Pustejovsky & Tipton 2018), whose lower bound
-is the one-sided ``1 - alpha`` lower confidence bound of the usual non-inferiority test (Wellek 2010, "Testing
-Statistical Hypotheses of Equivalence and Noninferiority", ch. 2; Schuirmann 1987):
+``[L, U]`` from the coverage rule's default for paired differences under the run's own design
+(:func:`harness.evaluation.design.paired_method`: CR3, the jackknife CR with Satterthwaite df of Bell &
+McCaffrey 2002 and Pustejovsky & Tipton 2018, for the committed baseline's design; Hansen-Hurwitz on a PPS gold set),
+whose lower bound is the one-sided ``1 - alpha`` lower confidence bound of the usual non-inferiority test (Wellek
+2010, "Testing Statistical Hypotheses of Equivalence and Noninferiority", ch. 2; Schuirmann 1987):
 
 * **PASS** - non-inferiority shown: ``L > -margin``;
 * **FAIL** - the candidate is shown worse than the margin: ``U < -margin`` (the same interval's upper bound);
@@ -202,7 +203,8 @@ def judge(
         pv: the two systems' values on the check's questions (:func:`harness.evaluation.pairing.paired_values`).
         margin: finite, >= 0 (metric units); alpha: one-sided level in (0, 0.5).
         metric: the metric id; category: the guard's category, or ``None`` for a metric check.
-        method: a registered paired interval method (default: the registry's default for paired differences).
+        method: a registered paired interval method (default: :data:`harness.stats.methods.DEFAULTS`
+            ``['paired']``; :func:`gate` passes the run design's, :func:`harness.evaluation.design.paired_method`).
 
     Returns:
         The :class:`GateCheck`.
@@ -294,7 +296,8 @@ class GateVerdict:
         decision: ``PASS``, ``FAIL`` or ``INCONCLUSIVE`` (:func:`combine`); exit_code: 0, 1 or 3, after
             ``on_inconclusive`` (``"fail"`` -> 1, ``"pass"`` -> 0, ``None`` -> 3); reason: plain words.
         alpha: one-sided level; level: the two-sided level of the check intervals (``1 - 2 alpha``).
-        method, method_label: the registered paired interval method used (the registry's default).
+        method, method_label: the registered paired interval method used (the coverage rule's default for
+            the run's design, :func:`harness.evaluation.design.paired_method`).
         baseline, candidate: run folders; system_baseline, system_candidate: the systems compared.
         split: ``all``, ``dev`` or ``test``; goldset: ``{"name", "version", "sha256"}``; harness_version.
         missing_questions: ``{"baseline": n, "candidate": n}`` questions of the split without any ranking (scored 0).

@@ -17,9 +17,9 @@ agrees with the run's own fusion systems and, for an input alone, with its recor
 Selection (dev only): the setting with the highest dev mean; ties (equal within 1e-12) go to the value closest to the
 parameter's centre (``w``: 0.5; ``k``: 60, the usual RRF constant), then to the smallest. On the test split the
 chosen setting is scored once and shown **beside each of its inputs alone**, with the paired difference chosen -
-input per question and its interval (registry defaults: :func:`harness.stats.default_method`; clusters recorded in
-the run), so a fusion that is worse than not fusing is visible. The dev optimum is optimistic (the best of every
-setting tried); the test values are the honest estimates.
+input per question and its interval (the coverage rule's default for the test split's design, :func:`split_intervals`;
+clusters recorded in the run), so a fusion that is worse than not fusing is visible. The dev optimum is optimistic
+(the best of every setting tried); the test values are the honest estimates.
 
 Refusals (:class:`harness.errors.HarnessInputError`, exit 2): a gold set without a dev or a test split, an input
 that is not in the run, a wrong number of inputs, an unknown fusion method, a gold set that changed since the run
@@ -43,8 +43,10 @@ from harness.levels import LEVELS, parse_level
 from harness.metrics import MetricSpec, question_metrics
 from harness.retrieve.fusion import FUSIONS, FusionSpec
 from harness.stats import default_method, paired
+from harness.stats.design_evidence import RunDesign, run_design
 from harness.stats.methods import get as get_method
 from harness.stats.methods import outcome_type
+from harness.stats.shown import ShownIntervals
 
 __all__ = ["PARAMETERS", "SweepResult", "SplitRow", "choose", "parse_grid", "sweep"]
 
@@ -130,7 +132,8 @@ class SplitRow:
         mean: the test mean (0-1); interval: its interval (:meth:`harness.stats.Interval.to_dict`, the registry's
             default for the outcome type), ``None`` with fewer than 2 clusters.
         diff: chosen - this system (mean paired difference; ``None`` for the chosen row); paired_interval: its
-            interval (the registry's default paired method), ``None`` for the chosen row or with < 2 clusters.
+            interval (the test split design's paired default, :func:`split_intervals`),
+            ``None`` for the chosen row or with < 2 clusters.
         per_question: ``{qid: value}``.
     """
 
@@ -308,10 +311,25 @@ def _settings(fusion: str, inputs: tuple[str, ...], grid) -> tuple[str | None, l
     return param, values, specs
 
 
-def _interval(y: list[float], clusters: list[str], level: float) -> dict | None:
+def split_intervals(run, clusters: Sequence[str]) -> ShownIntervals:
+    """The intervals of a split's questions: the coverage rule's default for the split's own design (its cluster
+    sizes, the run's sampling; :class:`harness.stats.shown.ShownIntervals`)."""
+    sampling = run_design(run).sampling
+    return ShownIntervals.for_design(RunDesign.from_clusters(clusters, sampling=sampling, run=str(run.path)))
+
+
+def interval_method(y: Sequence[float], shown: ShownIntervals | None = None) -> str:
+    """The method of ``y``'s interval: ``shown``'s default for its outcome type (the registry's default without
+    ``shown``), CR2 when that method does not apply to ``y``."""
+    kind = outcome_type(y)
+    name = default_method(kind) if shown is None else shown.defaults[kind]
+    return name if get_method(name).applies_to(kind) else "cr2"
+
+
+def _interval(y: list[float], clusters: list[str], level: float, shown: ShownIntervals | None = None) -> dict | None:
     if len(set(clusters)) < 2:
         return None
-    return get_method(default_method(outcome_type(y))).compute(y, clusters, level=level).to_dict()
+    return get_method(interval_method(y, shown)).compute(y, clusters, level=level).to_dict()
 
 
 def dev_test_records(gs) -> tuple[list, list]:
@@ -424,9 +442,10 @@ def sweep(
     qids = [r.qid for r in test]
     clusters = [labels.get(q, f"q:{q}") for q in qids]
     chosen_vals = [fused(r, best) for r in test]
-    rows = [SplitRow(best.name, "chosen", mean(chosen_vals), _interval(chosen_vals, clusters, level_iv),
+    shown = split_intervals(run, clusters)
+    rows = [SplitRow(best.name, "chosen", mean(chosen_vals), _interval(chosen_vals, clusters, level_iv, shown),
                     per_question=dict(zip(qids, chosen_vals, strict=True)))]  # fmt: skip
-    paired_method = default_method("paired")
+    paired_method = shown.paired
     for name in inputs:
         vals = [alone(r, name) for r in test]
         piv = None
@@ -437,7 +456,7 @@ def sweep(
                 name,
                 "input",
                 mean(vals),
-                _interval(vals, clusters, level_iv),
+                _interval(vals, clusters, level_iv, shown),
                 diff=mean(chosen_vals) - mean(vals),
                 paired_interval=piv,
                 per_question=dict(zip(qids, vals, strict=True)),
@@ -479,7 +498,7 @@ def sweep(
         n_test=len(test),
         n_unsplit=len(gs.records) - len(dev) - len(test),
         missing={"dev": n_missing(dev), "test": n_missing(test)},
-        method=default_method(outcome_type(chosen_vals)),
+        method=interval_method(chosen_vals, shown),
         paired_method=paired_method,
         interval_level=level_iv,
         tie_rule=(

@@ -44,10 +44,11 @@ from harness.evaluation.sweep import (
     _settings,
     choose,
     dev_test_records,
+    interval_method,
+    split_intervals,
 )
 from harness.metrics import METRIC_SETS, MetricSpec, question_metrics
-from harness.stats import default_method, paired
-from harness.stats.methods import outcome_type
+from harness.stats import paired
 
 __all__ = ["REPORTED", "Constraint", "MethodChoice", "MultiSweepResult", "multi_sweep", "parse_constraint", "tradeoffs"]
 
@@ -413,20 +414,21 @@ def multi_sweep(
     level_iv = m.level
     qids = [r.qid for r in test]
     clusters = [labels.get(q, f"q:{q}") for q in qids]
-    paired_method = default_method("paired")
+    shown = split_intervals(run, clusters)
+    paired_method = shown.paired
     rows: list[dict] = []
-    method_name = default_method("paired")
+    method_name = shown.paired
     if overall is not None:
         fs = spec_of[overall.chosen_system]
         chosen_vals = [fused(r, fs, specs) for r in test]
         input_vals = {n: [alone(r, n, specs) for r in test] for n in inputs}
         for x in wanted:
             y = [v[x] for v in chosen_vals]
-            method_name = default_method(outcome_type(y))
+            method_name = interval_method(y, shown)
             row = {
                 "metric": x,
                 "method": method_name,
-                "chosen": {"mean": mean(y), "interval": _interval(y, clusters, level_iv)},
+                "chosen": {"mean": mean(y), "interval": _interval(y, clusters, level_iv, shown)},
                 "inputs": {},
             }
             for n in inputs:
@@ -436,7 +438,7 @@ def multi_sweep(
                     piv = paired(z, y, clusters, method=paired_method, level=level_iv).to_dict()
                 row["inputs"][n] = {
                     "mean": mean(z),
-                    "interval": _interval(z, clusters, level_iv),
+                    "interval": _interval(z, clusters, level_iv, shown),
                     "diff": mean(y) - mean(z),
                     "paired_interval": piv,
                 }
@@ -447,7 +449,7 @@ def multi_sweep(
         if mc.chosen_system is None:
             continue
         y = [fused(r, spec_of[mc.chosen_system], sel_spec)[sel] for r in test]
-        mc.test = {"mean": mean(y), "interval": _interval(y, clusters, level_iv), "inputs": {}}
+        mc.test = {"mean": mean(y), "interval": _interval(y, clusters, level_iv, shown), "inputs": {}}
         for n in inputs:
             z = sel_inputs[n]
             piv = (

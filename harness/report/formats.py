@@ -63,8 +63,8 @@ from harness.report.terminal import (
     run_notices,
     run_warnings,
 )
-from harness.stats.design_evidence import run_design
 from harness.stats.methods import evidence_by_metric
+from harness.stats.shown import ShownIntervals
 from harness.terminal_safe import json_controls, safe_console
 
 
@@ -95,12 +95,15 @@ class Kind:
 
 
 def _run_evidence(rec) -> dict:
-    """``{"coverage_evidence": {metric: ...}}``: the measured coverage of the CR2 intervals (the tables') of the run's
-    metrics (:func:`harness.stats.methods.evidence_by_metric`, over the first system's ``all`` slice); ``{}`` without
-    an evidence file."""
+    """``{"coverage_evidence": {metric: ...}}``: the measured coverage of the intervals the tables show (the rule's
+    default for the run's design per outcome class, :class:`harness.stats.shown.ShownIntervals`; each entry's
+    ``method``) of the run's metrics (:func:`harness.stats.methods.evidence_by_metric`, over the first system's
+    ``all`` slice); ``{}`` without an evidence file."""
     first = next(iter(rec.summary.systems.values()), {})
     overall = first["all"].overall if "all" in first else {}
-    ev = evidence_by_metric("cr2", {m: set(ov.intervals) for m, ov in overall.items()}, design=run_design(rec))
+    recorded = {m: set(ov.intervals) for m, ov in overall.items()}
+    shown = ShownIntervals.for_run(rec)
+    ev = evidence_by_metric(shown.by_class(recorded), recorded, design=shown.design, source=shown.source)
     return {"coverage_evidence": ev} if ev["metrics"] else {}
 
 

@@ -27,8 +27,8 @@ from harness.report.model import (
     rank_summary,
     report_provenance,
 )
-from harness.stats.design_evidence import slice_design
 from harness.stats.methods import evidence_notes
+from harness.stats.shown import short_label
 
 #: GitHub's limit for a comment body is 65,536 characters; stay well below it.
 MAX_CHARS = 60_000
@@ -71,6 +71,7 @@ def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
     cl = data.clustering()
     df = cl.get("df")
     df_txt = f"Satterthwaite df {df:.1f}" if isinstance(df, (int, float)) else "df not recorded"
+    shown = data.shown(slice_name)
     rows = []
     for e in data.entries:
         if slice_name not in e.summary:
@@ -80,27 +81,27 @@ def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
         cells = []
         for m in metrics:
             ov = e.overall(m, slice_name)
-            cells.append(MISSING if ov is None else mean_iv(ov.mean, ov.intervals.get("cr2")))
+            cells.append(MISSING if ov is None else mean_iv(ov.mean, shown.interval(m, ov)))
         rows.append([lab, str(s.n_questions), *cells])
+    recorded = data.recorded_methods(metrics, slice_name)
     title = "Systems" if slice_name == "all" else "Fully covered slice"
     out = [
         "",
-        f"#### {title} (mean [{100 * data.level:.0f} % CR2 interval]; clustering {md(cl.get('mode') or '?')}, "
-        f"{md(cl.get('n_clusters'))} clusters, {df_txt})",
+        f"#### {title} (mean [{100 * data.level:.0f} % {md(shown.phrase(recorded))} interval]; clustering "
+        f"{md(cl.get('mode') or '?')}, {md(cl.get('n_clusters'))} clusters, {df_txt})",
         "",
         table(["system", "n", *metrics], rows),
     ]
     marks = legend(
-        ov.intervals.get("cr2")
+        shown.interval(m, ov)
         for e in data.entries
         if slice_name in e.summary
         for m in metrics
         if (ov := e.overall(m, slice_name)) is not None
     )
     out += ["", f"_{md(marks)}_"] if marks else []
-    design = slice_design(data.entries[0].run, slice_name) if data.entries else None
-    recorded = data.recorded_methods(metrics, slice_name)
-    out += [f"_{md(note)}_" for note in evidence_notes("cr2", recorded, design=design)]
+    notes = evidence_notes(shown.by_class(recorded), recorded, design=shown.design, source=shown.source)
+    out += [f"_{md(note)}_" for note in notes]
     if isinstance(df, (int, float)) and df < 4 and slice_name == "all":
         out += ["", f"> **Warning:** df {df:.1f} &lt; 4: the intervals are unreliable (too few clusters)."]
     return out
@@ -125,11 +126,12 @@ def _paired(data: ReportData) -> list[str]:
             verdict,
         ]
 
+    used = sorted({short_label(str((r.interval or {}).get("method", ""))) for r in data.paired} - {""})
     head = [
         "candidate",
         "metric",
         "diff",
-        f"{100 * data.level:.0f} % CI",
+        f"{100 * data.level:.0f} % {'/'.join(used) or 'paired'} CI",
         f"one-sided {100 * (1 - data.alpha):.0f} % lower",
         "p",
         "p Holm",

@@ -19,8 +19,8 @@ from harness.report.regressions import regressions_markdown
 from harness.report.studies import sample_rows
 from harness.report.sweep_multi import markdown_lines as multi_sweep_markdown
 from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, run_slice, run_warnings, slice_intervals
-from harness.stats.design_evidence import slice_design
 from harness.stats.methods import evidence_notes, paired_evidence_note
+from harness.stats.shown import ShownIntervals
 
 URL_SAFE = "/:?#@!$&'*+,;=%~-._"
 """Characters of a URL left as they are by :func:`report_link` (the rest is percent-encoded)."""
@@ -36,9 +36,12 @@ def _evidence(method: str, design=None) -> list[str]:
     return ["", f"_{md(note)}_"] if note else []
 
 
-def _run_evidence(rec, slice_name: str, systems: dict, metrics: list[str]) -> list[str]:
-    recorded = {x: {k for sl in systems.values() if (ov := sl.metric(x)) for k in ov.intervals} for x in metrics}
-    notes = evidence_notes("cr2", recorded, design=slice_design(rec, slice_name))
+def _recorded(systems: dict, metrics: list[str]) -> dict[str, set[str]]:
+    return {x: {k for sl in systems.values() if (ov := sl.metric(x)) for k in ov.intervals} for x in metrics}
+
+
+def _run_evidence(shown: ShownIntervals, recorded: dict[str, set[str]]) -> list[str]:
+    notes = evidence_notes(shown.by_class(recorded), recorded, design=shown.design, source=shown.source)
     return [x for n in notes for x in ("", f"_{md(n)}_")]
 
 
@@ -59,7 +62,8 @@ def _run(rec, path: Path | None) -> list[str]:
         f"{md(m.corpus.corpus_id or '?')}",
         "",
         f"Clustering {md(m.clusters.mode or '?')} ({md(m.clusters.n_clusters)} clusters, Satterthwaite df "
-        f"{num(m.clusters.df, '.1f')}); means over every question with 95 % CR2 intervals.",
+        f"{num(m.clusters.df, '.1f')}); means over every question with 95 % intervals (the method per outcome class "
+        "is the coverage rule's default for this run's design, named under each table).",
     ]
     sub = (m.model_extra or {}).get("subset")
     if sub:  # run --qids / --category: the questions scored
@@ -73,16 +77,19 @@ def _run(rec, path: Path | None) -> list[str]:
         chosen = (m.model_extra or {}).get("metrics") or []  # run --metrics
         wanted = dict.fromkeys([*MAIN_METRICS, *EVIDENCE_METRICS, *chosen])
         metrics = [x for x in wanted if any(x in sl.overall for sl in systems.values())]
+        shown_iv = ShownIntervals.for_run(rec, slice_name)
+        recorded = _recorded(systems, metrics)
         rows = []
         for system, sl in systems.items():
             cells = []
             for x in metrics:
                 ov = sl.metric(x)
-                cells.append("n/a" if ov is None else mean_iv(ov.mean, ov.intervals.get("cr2")))
+                cells.append("n/a" if ov is None else mean_iv(ov.mean, shown_iv.interval(x, ov)))
             rows.append([system, str(sl.n_questions), *cells])
-        out += ["", f"#### {titles.get(slice_name, md(slice_name))}", ""]
+        head = f"{titles.get(slice_name, md(slice_name))} (95 % {md(shown_iv.phrase(recorded))} intervals)"
+        out += ["", f"#### {head}", ""]
         out.append(table(["system", "n", *metrics], rows))
-        out += _legend(slice_intervals(rec, slice_name, metrics)) + _run_evidence(rec, slice_name, systems, metrics)
+        out += _legend(slice_intervals(rec, slice_name, metrics)) + _run_evidence(shown_iv, recorded)
     cats_present = {c for sl in rec.summary.systems.values() if "all" in sl for c in sl["all"].per_category}
     cats = [c for c in CATEGORIES if c in cats_present] + sorted(cats_present - set(CATEGORIES))
     if cats:

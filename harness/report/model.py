@@ -29,6 +29,8 @@ from harness.evaluation.subset import restrict_split
 from harness.goldset.schema import CATEGORIES
 from harness.io import read_json, read_jsonl, sha256_file
 from harness.metrics import DEFAULT_KS, METRIC_SETS
+from harness.stats.design_evidence import RunDesign
+from harness.stats.shown import ShownIntervals
 from harness.studies.coverage.catalog import METHODS as COVERAGE_METHODS
 
 #: Metrics of the systems table (those every system summarises are shown).
@@ -163,6 +165,13 @@ class ReportData:
                 if ov is not None and ov.intervals:
                     out.setdefault(m, set()).update(ov.intervals)
         return out
+
+    def shown(self, slice_name: str = "all") -> ShownIntervals:
+        """The intervals the report's tables show for one slice: the rule's default for the first run's design
+        (:class:`harness.stats.shown.ShownIntervals`)."""
+        if not self.entries:
+            return ShownIntervals.for_design(RunDesign("srs", ()))
+        return ShownIntervals.for_run(self.entries[0].run, slice_name)
 
     def covered_entries(self) -> list[Entry]:
         """Entries whose summary holds the ``covered`` slice."""

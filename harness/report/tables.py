@@ -21,7 +21,9 @@ column          meaning
 ``value``       ``question``: the value in [0, 1]; ``summary``: the mean (empty when not available)
 ``n_questions`` ``summary``: questions of the slice
 ``n_clusters``  ``summary``: clusters of the slice
-``method``      ``summary``: the interval method of ``lower``/``upper`` (``cr2``, the tables' own)
+``method``      ``summary``: the interval method of ``lower``/``upper``: the tables' own, the coverage rule's
+                default for the run's design per outcome class (``cr2_logit``, ``cr3``;
+                :class:`harness.stats.shown.ShownIntervals`)
 ``lower``       ``summary``: the interval's lower bound (empty without an interval)
 ``upper``       ``summary``: its upper bound
 ==============  ==========================================================================================
@@ -39,15 +41,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from harness.metrics import MetricSpec
+from harness.stats.shown import ShownIntervals
 
 __all__ = ["COLUMNS", "delimited", "format_csv", "format_tsv", "run_rows"]
 
 COLUMNS = ("table", "run_id", "subset", "system", "slice", "qid", "category", "split", "cluster", "metric", "level",
            "value", "n_questions", "n_clusters", "method", "lower", "upper")  # fmt: skip
 """The columns of the long table, in order."""
-
-METHOD = "cr2"
-"""The interval method of the summary rows (the tables' own)."""
 
 
 def _level(metric: str) -> str:
@@ -68,13 +68,15 @@ def run_rows(rec) -> list[dict[str, Any]]:
             out.append({**base, "table": "question", "system": row.system, "qid": row.qid, "category": row.category,
                         "split": row.split or "", "cluster": row.cluster or "", "metric": metric,
                         "level": _level(metric), "value": value})  # fmt: skip
+    shown: dict[str, ShownIntervals] = {}
     for system, slices in rec.summary.systems.items():
         for slice_name, s in slices.items():
+            pick = shown.setdefault(slice_name, ShownIntervals.for_run(rec, slice_name))
             for metric, ms in s.overall.items():
-                iv = ms.intervals.get(METHOD)
+                iv = pick.interval(metric, ms)
                 out.append({**base, "table": "summary", "system": system, "slice": slice_name, "metric": metric,
                             "level": _level(metric), "value": ms.mean, "n_questions": s.n_questions,
-                            "n_clusters": s.n_clusters, "method": METHOD if iv else "",
+                            "n_clusters": s.n_clusters, "method": iv.method if iv else "",
                             "lower": iv.lower if iv else None, "upper": iv.upper if iv else None})  # fmt: skip
     return out
 

@@ -26,8 +26,8 @@ from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS
 from harness.report.format import MISSING, diff_iv, fmt_iv, legend, mean_iv, num, rich_text, spaced, wtl
 from harness.report.regressions import regressions_table
-from harness.stats.design_evidence import slice_design
 from harness.stats.methods import evidence_notes, paired_evidence_note
+from harness.stats.shown import ShownIntervals
 from harness.terminal_safe import escape_controls as esc
 from harness.terminal_safe import safe_console
 
@@ -48,15 +48,18 @@ def run_slice(run: RunRecord) -> str:
     return getattr(run.manifest, "split", None) or "all"
 
 
-def slice_intervals(run: RunRecord, slice_name: str, metrics, method: str = "cr2") -> list:
-    """The recorded intervals (records) of ``metrics`` over one slice, every system (for legends and warnings)."""
+def slice_intervals(run: RunRecord, slice_name: str, metrics, method: str | None = None) -> list:
+    """The recorded intervals (records) of ``metrics`` over one slice, every system (for legends and warnings):
+    ``method``'s, or (``None``) the ones the tables show (:class:`harness.stats.shown.ShownIntervals`)."""
+    shown = ShownIntervals.for_run(run, slice_name) if method is None else None
     out = []
     for s in run.summary.systems.values():
         sl = s.get(slice_name)
         for m in metrics if sl is not None else ():
             ov = sl.metric(m)
-            if ov is not None and ov.intervals.get(method) is not None:
-                out.append(ov.intervals[method])
+            iv = None if ov is None else (ov.intervals.get(method) if shown is None else shown.interval(m, ov))
+            if iv is not None:
+                out.append(iv)
     return out
 
 
@@ -99,18 +102,24 @@ def fits(console: Console, renderable) -> bool:
     return console.measure(renderable, options=console.options.update(max_width=10_000)).maximum <= console.width
 
 
-def systems_table(
-    run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS, method: str = "cr2", *, narrow: bool = False
-) -> Table:
-    """System x metric table with 95 % intervals; an interval never wraps inside itself (``no_wrap``), and with
-    ``narrow`` each cell puts the estimate above its interval (:func:`stacked`)."""
+def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS, *, narrow: bool = False) -> Table:
+    """System x metric table with 95 % intervals, per metric the rule's default for the run's design
+    (:class:`harness.stats.shown.ShownIntervals`, named in the title); an interval never wraps inside itself
+    (``no_wrap``), and with ``narrow`` each cell puts the estimate above its interval (:func:`stacked`)."""
     first = next(iter(run.summary.systems.values()), {})
     n_q = first[slice_name].n_questions if slice_name in first else 0
     cl = run.manifest.clusters
     sub = (run.manifest.model_extra or {}).get("subset")
     of_subset = f" of the subset {sub['label']}" if sub else ""
+    shown = ShownIntervals.for_run(run, slice_name)
+    recorded: dict[str, set[str]] = {}
+    for s in run.summary.systems.values():
+        for m in metrics if slice_name in s else ():
+            ov = s[slice_name].overall.get(m)
+            if ov is not None and ov.intervals:
+                recorded.setdefault(m, set()).update(ov.intervals)
     title = (
-        f"{slice_name} questions{of_subset} (n={n_q}); 95 % {method.upper()} intervals, clustering {cl.mode}"
+        f"{slice_name} questions{of_subset} (n={n_q}); 95 % {shown.phrase(recorded)} intervals, clustering {cl.mode}"
         f" ({cl.n_clusters} clusters, df {_df(run) if slice_name == 'all' else 'see JSON'})"
     )
     t = Table(title=Text(title), title_justify="left")
@@ -122,16 +131,11 @@ def systems_table(
         if slice_name not in s:
             continue
         ov = s[slice_name].overall
-        t.add_row(rich_text(system), *[rich_text(shape(fmt_interval(ov.get(m), method))) for m in metrics])
-    recorded: dict[str, set[str]] = {}
-    for s in run.summary.systems.values():
-        for m in metrics if slice_name in s else ():
-            ov = s[slice_name].overall.get(m)
-            if ov is not None and ov.intervals.get(method) is not None:
-                recorded.setdefault(m, set()).update(ov.intervals)
+        cells = [mean_iv(ov[m].mean, shown.interval(m, ov[m])) if m in ov else "n/a" for m in metrics]
+        t.add_row(rich_text(system), *[rich_text(shape(c)) for c in cells])
     lines = [
-        legend(slice_intervals(run, slice_name, metrics, method)),
-        *evidence_notes(method, recorded, design=slice_design(run, slice_name)),
+        legend(slice_intervals(run, slice_name, metrics)),
+        *evidence_notes(shown.by_class(recorded), recorded, design=shown.design, source=shown.source),
     ]
     if any(lines):
         t.caption = Text("\n".join(x for x in lines if x))
@@ -413,8 +417,8 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
             Text(
                 f"gold set {esc(str(v.goldset.get('name')))} v{esc(str(v.goldset.get('version')))}, split {v.split}; "
                 f"{v.n_questions} "
-                f"questions, {v.n_clusters} clusters; harness {v.harness_version}; {v.method} interval from the "
-                "registry's default for paired differences"
+                f"questions, {v.n_clusters} clusters; harness {v.harness_version}; {v.method} interval: the "
+                "coverage rule's default for paired differences under this run's design"
             ),
             soft_wrap=True,
         )

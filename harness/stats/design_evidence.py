@@ -164,30 +164,41 @@ def estimand_note(design: RunDesign) -> str:
 
 
 def design_notes(
-    method: str,
+    method: str | Mapping[str, str],
     by_class: Mapping[str, list[str]],
     design: RunDesign,
     *,
     path: str | Path | None = None,
     labels: Mapping[str, str] | None = None,
+    source: str | None = None,
 ) -> list[str]:
-    """The lines a table of ``method``'s intervals prints: the estimand, then one coverage line per outcome class.
+    """The lines a table of intervals prints: the estimand, then one coverage line per outcome class.
 
     Args:
-        method: the method whose intervals the table shows (``"cr2"``).
+        method: the method the table shows for every class (``"cr2"``), or ``{class: method}`` (the run's own
+            defaults, :class:`harness.stats.shown.ShownIntervals`; a class missing from it shows ``cr2``).
         by_class: ``{outcome class: [metric ids]}`` in table order.
         design: the run's :class:`RunDesign`.
         path: another evidence file (tests).
         labels: ``{method: label}`` (the registry's labels).
+        source: where a per-class choice comes from when the design itself was not measured (``"the nearest
+            measured design (27 clusters)"``); printed after the coverage.
     """
     lines = [estimand_note(design)]
     for cls, ids in by_class.items():
-        shown, extra = method, ""
-        if design.sampling == "pps" and not method.startswith("hansen_hurwitz"):  # the run's PPS intervals
+        extra = ""
+        if not isinstance(method, str):
+            shown = method.get(cls, "cr2")
+        elif design.sampling == "pps" and not method.startswith("hansen_hurwitz"):  # the run's PPS intervals
             shown = "hansen_hurwitz_logit" if cls in ("binary", "unit") else "hansen_hurwitz"
             extra = f" (in summary.json; the table shows {_label(method, labels)}, which assumes documents at random)"
+        else:
+            shown = method
         cov = design_coverage(shown, cls, design, path=path, labels=labels)
-        lines.append(f"{_label(shown, labels)} intervals of {', '.join(ids)} ({cls}){extra}: {cov['text']}")
+        line = f"{_label(shown, labels)} intervals of {', '.join(ids)} ({cls}){extra}: {cov['text']}"
+        if source and not isinstance(method, str):
+            line += f"; shown as the rule's default for {source}"
+        lines.append(line)
     return lines
 
 

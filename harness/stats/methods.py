@@ -16,8 +16,9 @@ coverage study measures all of them. Its measured coverage of each method is the
 
 Outcome types (nested): ``"binary"`` (every value 0 or 1: hit@k, all_hop@k), ``"unit"`` (values in [0, 1]: recall,
 MRR) and ``"continuous"`` (anything, e.g. paired differences). A method declares the types it applies to; a
-proportion-only method applies to ``"binary"`` (and maybe ``"unit"``) only. :data:`DEFAULTS` names the method that
-``run``, ``compare`` and ``gate`` use for each outcome type, in one place.
+proportion-only method applies to ``"binary"`` (and maybe ``"unit"``) only. :data:`DEFAULTS` names the method for
+each outcome type where no run design applies; a run's renderings, ``compare`` and ``gate`` show the default for the
+run's own design (:mod:`harness.stats.shown`).
 """
 
 from __future__ import annotations
@@ -158,9 +159,12 @@ __all__ = [
 #: name -> method, in registration order (the order of ``summary.json``).
 INTERVALS: dict[str, IntervalMethod] = {}
 
-#: The method ``run``, ``compare`` and ``gate`` use, per outcome type and for paired differences. One place. It is
-#: the method the coverage study's rule picked from its measurements (:mod:`harness.studies.coverage.choice`; the
-#: committed evidence file records the same choice, tests/test_coverage_evidence.py checks they agree).
+#: The method per outcome type and for paired differences where no run design applies (samples of K whole documents:
+#: the coverage study's own design; :func:`paired` without a method; the impact study). It is the method the
+#: coverage study's rule picked from its measurements for that design (:mod:`harness.studies.coverage.choice`; the
+#: committed evidence file records the same choice, tests/test_coverage_evidence.py checks they agree). What a
+#: gold-set run, ``compare`` and ``gate`` show is the rule's default for **the run's own design**
+#: (:mod:`harness.stats.shown`), not this.
 #: ``unit``: ``cr2_logit`` since the evidence was measured with the default embedder ``use`` (issue 29): the rule picks
 #: it there (78.8 % against CR2's 76.5 % at the lowest population, w100 vector reciprocal rank; neither holds).
 DEFAULTS: dict[str, str] = {"binary": "cr2", "unit": "cr2_logit", "continuous": "cr2", "paired": "cr2"}
@@ -269,46 +273,57 @@ def _by_class(metrics: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
 
 
 def evidence_by_metric(
-    method: str,
+    method: str | Mapping[str, str],
     metrics: Mapping[str, Iterable[str]],
     *,
     design: RunDesign | None = None,
     path: str | Path | None = None,
+    source: str | None = None,
 ) -> dict:
     """The JSON form of :func:`evidence_notes`: ``{"estimand", "design", "metrics": {metric: {"method", "outcome",
     "measured", "min", "max", ..., "text"}}}`` (:func:`harness.stats.design_evidence.design_coverage`; ``measured``
-    false when the coverage was not measured for this design). Arguments as :func:`evidence_notes`."""
+    false when the coverage was not measured for this design; ``method`` the interval shown). Arguments as
+    :func:`evidence_notes`; with a per-class ``method``, each entry adds ``"chosen_for"``: ``source`` (``None`` when
+    the design itself was measured)."""
     design = design or RunDesign("srs", ())
     out = {}
     for cls, ids in _by_class(metrics).items():
-        cov = design_coverage(method, cls, design, path=path, labels=_labels())
+        shown = method if isinstance(method, str) else method.get(cls, "cr2")
+        cov = design_coverage(shown, cls, design, path=path, labels=_labels())
+        if not isinstance(method, str):
+            cov["chosen_for"] = source
         out.update({m: cov for m in ids})
     return {"estimand": design.estimand, "design": design.to_dict(), "metrics": out}
 
 
 def evidence_notes(
-    method: str,
+    method: str | Mapping[str, str],
     metrics: Mapping[str, Iterable[str]],
     *,
     design: RunDesign | None = None,
     path: str | Path | None = None,
+    source: str | None = None,
 ) -> list[str]:
     """The lines printed under a table of ``method``'s intervals: the estimand in words, then per outcome class the
     coverage measured for the run's own design (:mod:`harness.stats.design_evidence`).
 
     Args:
-        method: the method whose intervals a table shows (``"cr2"``).
+        method: the method whose intervals a table shows (``"cr2"``), or ``{outcome class: method}`` (the run's
+            own defaults: :meth:`harness.stats.shown.ShownIntervals.by_class`).
         metrics: ``{metric id: names of the interval methods recorded for it}`` (the table's metrics, in order).
         design: the run's design (:func:`harness.stats.design_evidence.run_design`); None: an unknown design, whose
             coverage is "not measured".
         path: another evidence file (tests); default the committed one.
+        source: where a per-class choice comes from when the design was not measured
+            (:attr:`harness.stats.shown.ShownIntervals.source`).
 
     Returns:
         ``["Estimand: mean over the gold set's documents, ...", "CR2 (Satterthwaite t) intervals of hit@1 (binary):
         measured coverage 91–95 % for this design (...)" or "...: not measured for this design: run `harness
         coverage --run RUN`", ...]``.
     """
-    return design_notes(method, _by_class(metrics), design or RunDesign("srs", ()), path=path, labels=_labels())
+    by_class = _by_class(metrics)
+    return design_notes(method, by_class, design or RunDesign("srs", ()), path=path, labels=_labels(), source=source)
 
 
 def paired_evidence_note(method: str, *, design: RunDesign | None = None, path: str | Path | None = None) -> str:

@@ -12,8 +12,8 @@ from harness.report.format import LEGEND, MISSING, bounds, esc, fmt3, fmt_iv, le
 from harness.report.model import TABLE_METRICS, ReportData, rank_lists, rank_summary
 from harness.report.plots import category_bars, depth_curves, figure_svg, forest, rank_ecdf, slice_compare
 from harness.report.plots_many import BARS_UP_TO, category_heatmap, system_intervals
-from harness.stats.design_evidence import slice_design
 from harness.stats.methods import display_order, evidence_notes
+from harness.stats.shown import ShownIntervals, short_label
 
 #: Stable element ids of the figures (the ``<figure>`` element; its ``<svg>`` has the id plus ``-svg``).
 FIGURE_IDS: dict[str, str] = {
@@ -64,15 +64,23 @@ def legend_html(ivs) -> str:
     return f"<p class='note legend'>{esc(text)}</p>" if text else ""
 
 
-def mean_cell(ov) -> str:
-    """A table cell: the mean over its CR2 interval, marked (``-`` when the metric is not available)."""
+def mean_cell(ov, metric: str = "", shown: ShownIntervals | None = None) -> str:
+    """A table cell: the mean over the interval ``shown`` picks for ``metric`` (:class:`harness.stats.shown.
+    ShownIntervals`; ``None``: CR2), marked (``-`` when the metric is not available)."""
     if ov is None:
         return f"<td>{MISSING}</td>"
-    return f"<td>{fmt3(ov.mean)}{iv_html(ov.intervals.get('cr2'))}</td>"
+    iv = ov.intervals.get("cr2") if shown is None else shown.interval(metric, ov)
+    return f"<td>{fmt3(ov.mean)}{iv_html(iv)}</td>"
 
 
-def _cr2s(ovs) -> list:
-    return [ov.intervals.get("cr2") for ov in ovs if ov is not None]
+def _shown_ivs(shown: ShownIntervals, pairs) -> list:
+    """The shown interval records of ``(metric, summary entry)`` pairs (entries that are ``None`` skipped)."""
+    return [shown.interval(m, ov) for m, ov in pairs if ov is not None]
+
+
+def _bounds(shown: ShownIntervals, metric: str, ov) -> tuple[float, float] | None:
+    iv = shown.interval(metric, ov)
+    return None if iv is None else iv.bounds
 
 
 def whisker_note(ivs) -> str:
@@ -111,31 +119,29 @@ def system_options(cfg: dict | None) -> str:
 
 
 def systems_table(data: ReportData, slice_name: str = "all") -> str:
-    """The systems x metrics table of one slice (means with 95 % CR2 intervals)."""
+    """The systems x metrics table of one slice (means with 95 % intervals: per outcome class the rule's default for
+    the run's design, :meth:`ReportData.shown`, named in the caption)."""
     entries = [e for e in data.entries if slice_name in e.summary]
     metrics = [m for m in TABLE_METRICS if entries and all(e.overall(m, slice_name) for e in entries)]
     head = "".join(f"<th>{esc(m)}</th>" for m in metrics)
+    shown_iv = data.shown(slice_name)
+    recorded = data.recorded_methods(metrics, slice_name)
     rows = []
     for e in entries:
         s = e.summary[slice_name]
-        cells = "".join(mean_cell(e.overall(m, slice_name)) for m in metrics)
+        cells = "".join(mean_cell(e.overall(m, slice_name), m, shown_iv) for m in metrics)
         cls = " class='base'" if data.baseline is e else ""
         opts = system_options(e.run.manifest.system_configs.get(e.system))
         name = esc(e.label) + (f"<br><span class='note'>{esc(opts)}</span>" if opts else "")
         rows.append(f"<tr{cls}><td>{name}</td><td>{s.n_questions}</td><td>{s.n_clusters}</td>{cells}</tr>")
-    shown = _cr2s(e.overall(m, slice_name) for e in entries for m in metrics)
+    shown = _shown_ivs(shown_iv, ((m, e.overall(m, slice_name)) for e in entries for m in metrics))
+    notes = evidence_notes(shown_iv.by_class(recorded), recorded, design=shown_iv.design, source=shown_iv.source)
     return (
-        f"<table class='systems' id='table-systems-{esc(slice_name)}'><thead><tr><th class='l'>system</th>"
+        f"<table class='systems' id='table-systems-{esc(slice_name)}'><caption>95 % "
+        f"{esc(shown_iv.phrase(recorded))} intervals</caption><thead><tr><th class='l'>system</th>"
         f"<th>questions</th><th>clusters</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         + legend_html(shown)
-        + "".join(
-            f"<p class='note evidence'>{esc(n)}</p>"
-            for n in evidence_notes(
-                "cr2",
-                data.recorded_methods(metrics, slice_name),
-                design=slice_design(data.entries[0].run, slice_name) if data.entries else None,
-            )
-        )
+        + "".join(f"<p class='note evidence'>{esc(n)}</p>" for n in notes)
     )
 
 
@@ -155,8 +161,9 @@ def _methods_table(data: ReportData, metric: str = "mrr") -> str:
     return (
         f"<details><summary>{esc(metric)} under every interval method recorded</summary><div class='body'>"
         f"<table><thead><tr><th class='l'>system</th><th>mean</th>{head}</tr></thead><tbody>{''.join(rows)}"
-        f"</tbody></table>{marks}<p class='note'>cr2 is the report's interval (CR2 cluster-robust t, Satterthwaite "
-        "df); cluster_t is centred on the mean of cluster means (macro); iid_wald ignores clustering and is shown for "
+        f"</tbody></table>{marks}<p class='note'>The systems table shows, per outcome class, the coverage rule's "
+        f"default for this run's design ({esc(data.shown().phrase({metric: set(methods)}))} for {esc(metric)}); "
+        "cluster_t is centred on the mean of cluster means (macro); iid_wald ignores clustering and is shown for "
         "contrast only.</p></div></details>"
     )
 
@@ -173,7 +180,9 @@ def section_systems(data: ReportData) -> str:
         "<p class='note'>Means over "
         + ("every question of the gold set" if data.split == "all" else f"the {esc(data.split)} split's questions")
         + " (a missing ranking scores 0); below each mean its "
-        + f"{100 * data.level:.0f} % CR2 cluster-robust interval (Bell &amp; McCaffrey 2002; Satterthwaite df). "
+        + f"{100 * data.level:.0f} % interval: per outcome class the method the coverage rule picks for this run's "
+        "design (CR2 cluster-robust t of Bell &amp; McCaffrey 2002 with Satterthwaite df, on the logit scale for "
+        "metrics in [0, 1], or its jackknife CR3; Hansen-Hurwitz on a PPS gold set), named under the table. "
         f"Clustering: <b>{esc(cl.get('mode') or '?')}</b> ({esc(cl.get('n_clusters'))} clusters of questions "
         f"sharing gold documents; {df_txt}).</p>"
     )
@@ -186,22 +195,24 @@ SYSTEM_PLOT_METRICS = ("mrr", "recall@10", "evidence_recall@10")
 
 
 def _system_figure(data: ReportData) -> str:
-    """Each system's own mean and CR2 interval per metric (:func:`harness.report.plots_many.system_intervals`)."""
+    """Each system's own mean and shown interval per metric (:func:`harness.report.plots_many.system_intervals`)."""
     metrics = data.metrics_present(SYSTEM_PLOT_METRICS)
     if not metrics:
         return ""
+    shown = data.shown()
+    phrase = shown.phrase(data.recorded_methods(metrics))
     values = {}
     for e in data.entries:
         for m in metrics:
             ov = e.overall(m)
-            values[(e.label, m)] = (ov.mean, ov.interval("cr2"))
+            values[(e.label, m)] = (ov.mean, _bounds(shown, m, ov))
     base = data.baseline.label if data.baseline is not None else None
     fig = system_intervals(data.labels, metrics, values, level=data.level, baseline=base)
-    svg = figure_svg(fig, FIGURE_IDS["systems"], title="Each system's mean and CR2 interval per metric")
+    svg = figure_svg(fig, FIGURE_IDS["systems"], title=f"Each system's mean and {phrase} interval per metric")
     cap = (
-        f"Each system's mean (dot) and {100 * data.level:.0f} % CR2 interval (line), per metric; the baseline (open "
-        "dot, dotted line) where there is one. Overlapping intervals do not show that two systems are equal: their "
-        "paired differences (below) are the test."
+        f"Each system's mean (dot) and {100 * data.level:.0f} % {esc(phrase)} interval (line), per metric; the "
+        "baseline (open dot, dotted line) where there is one. Overlapping intervals do not show that two systems are "
+        "equal: their paired differences (below) are the test."
     )
     return figure(FIGURE_IDS["systems"], svg, cap)
 
@@ -286,9 +297,11 @@ def section_paired(data: ReportData) -> str:
     fig = forest([asdict(r) for r in data.paired], metrics, margin=data.margin, level=data.level, alpha=data.alpha)
     svg = figure_svg(fig, FIGURE_IDS["forest"], title="Forest plot of paired differences against the baseline")
     base = data.baseline.label if data.baseline else "?"
+    used = {str((r.interval or {}).get("method", "")) for r in data.paired} - {""}
+    how = ", ".join(sorted(short_label(m) for m in used)) or "paired"
     cap = (
         f"Paired differences candidate - <b>{esc(base)}</b> (same questions, clusters of the baseline run). "
-        f"Squares: mean difference; lines: two-sided {100 * data.level:.0f} % CR2 interval; vertical ticks: the "
+        f"Squares: mean difference; lines: two-sided {100 * data.level:.0f} % {esc(how)} interval; vertical ticks: the "
         f"one-sided {100 * (1 - data.alpha):.0f} % lower bound the gate compares with -margin; dashed line: "
         f"-margin = -{data.margin:g} (non-inferiority gate on {esc(data.gate_metric)})."
     )
@@ -328,6 +341,7 @@ def section_paired(data: ReportData) -> str:
 def depth_panels(data: ReportData) -> dict[str, dict[str, list]]:
     """``{family: {label: [(k, mean, (lower, upper) or None)]}}`` of the depth curves (families with data only)."""
     panels: dict[str, dict[str, list]] = {}
+    shown = data.shown()
     for fam in DEPTH_FAMILIES:
         per_sys = {}
         for e in data.entries:
@@ -335,7 +349,7 @@ def depth_panels(data: ReportData) -> dict[str, dict[str, list]]:
             for k in data.ks():
                 ov = e.overall(f"{fam}@{k}")
                 if ov:
-                    pts.append((int(k), float(ov.mean), ov.interval()))
+                    pts.append((int(k), float(ov.mean), _bounds(shown, f"{fam}@{k}", ov)))
             if pts:
                 per_sys[e.label] = pts
         if per_sys:
@@ -352,19 +366,23 @@ def section_depth(data: ReportData) -> str:
             "<p class='note'>no all_hop@k / evidence_recall@k in the runs</p></section>"
         )
     ks = data.ks()
+    depth_ids = [f"{f}@{k}" for f in panels for k in ks]
     fig = depth_curves(panels, data.labels, ylabels=DEPTH_FAMILIES, level=data.level)
     svg = figure_svg(fig, FIGURE_IDS["depth"], title="all-hop@k and evidence recall@k")
     cap = (
         f"Left: share of questions whose every gold document is in the top k documents. Right: share of gold evidence "
         f"chunks in the top k chunks, averaged over questions. k = {', '.join(str(k) for k in ks)}; vertical lines: "
-        f"{100 * data.level:.0f} % CR2 intervals (points dodged sideways)."
+        f"{100 * data.level:.0f} % {esc(data.shown().phrase(data.recorded_methods(depth_ids)))} intervals (points "
+        "dodged sideways)."
     )
-    shown = _cr2s(e.overall(f"{f}@{k}") for e in data.entries for f in panels for k in ks)
+    shown_iv = data.shown()
+    pairs = [(f"{f}@{k}", e.overall(f"{f}@{k}")) for e in data.entries for f in panels for k in ks]
+    shown = _shown_ivs(shown_iv, pairs)
     cap += whisker_note(shown)
     head = "".join(f"<th>{esc(f)}@{k}</th>" for f in panels for k in ks)
     rows = []
     for e in data.entries:
-        cells = "".join(mean_cell(e.overall(f"{f}@{k}")) for f in panels for k in ks)
+        cells = "".join(mean_cell(e.overall(f"{f}@{k}"), f"{f}@{k}", shown_iv) for f in panels for k in ks)
         rows.append(f"<tr><td>{esc(e.label)}</td>{cells}</tr>")
     table = (
         f"<details><summary>table</summary><div class='body'><table><thead><tr><th class='l'>system</th>{head}</tr>"
@@ -440,12 +458,13 @@ def section_covered(data: ReportData) -> str:
         )
     metrics = [m for m in ("mrr", "recall@10", "evidence_recall@10") if all(e.overall(m, "covered") for e in ents)]
     vals = {}
+    shown = {sl: data.shown(sl) for sl in ("all", "covered")}
     for e in ents:
         for sl in ("all", "covered"):
             for m in metrics:
                 ov = e.overall(m, sl)
                 if ov:
-                    vals[(sl, e.label, m)] = (float(ov.mean), ov.interval())
+                    vals[(sl, e.label, m)] = (float(ov.mean), _bounds(shown[sl], m, ov))
     n_cov = ents[0].summary["covered"].n_questions
     n_all = ents[0].summary["all"].n_questions if "all" in ents[0].summary else "?"
     fig = slice_compare(
@@ -469,9 +488,13 @@ def section_covered(data: ReportData) -> str:
         )
     cap = (
         "Each system on all questions (filled circles, solid lines) and on the questions whose gold documents are all "
-        f"fully indexed (open squares, dashed lines), {100 * data.level:.0f} % CR2 intervals. {esc(cov_txt)} Lexical "
+        f"fully indexed (open squares, dashed lines), {100 * data.level:.0f} % "
+        f"{esc(shown['all'].phrase(data.recorded_methods(metrics)))} intervals. {esc(cov_txt)} Lexical "
         "systems are scored on the same slice so the comparison is like for like."
-        + whisker_note(_cr2s(e.overall(m, sl) for e in ents for sl in ("all", "covered") for m in metrics))
+        + whisker_note(
+            _shown_ivs(shown["all"], ((m, e.overall(m, "all")) for e in ents for m in metrics))
+            + _shown_ivs(shown["covered"], ((m, e.overall(m, "covered")) for e in ents for m in metrics))
+        )
     )
     return (
         "<section id='covered'><h2>Fully covered slice</h2>"
