@@ -59,14 +59,17 @@ def test_real_documents_are_inside_verbatim_and_the_gold_set_validates(small):
     assert report.exit_code == 0 and report.status != "fail", report.to_dict()  # V001-V005 quotes, ids, corpus
 
 
-def test_the_chunk_target_is_met_within_ten_percent(small):
+def test_the_chunk_target_is_met_to_within_a_few_chunks(small):
+    """The first full-size corpus missed DOF's count by 3.3 % (length calibration on a sample only); lengths are now
+    steered by the chunks actually written, so the target is met to within a few chunks."""
     _gen, root, stats = small
     chunker = get_chunker("md-words-v1")
     corpus = root / "corpus"
     meta = [json.loads(line) for line in (corpus / "metadata.jsonl").read_text("utf-8").splitlines()]
     syn = [m for m in meta if m["collection"] == "dof_synthetic"]
     n = sum(len(chunker.chunk(m["doc_id"], (corpus / m["path"]).read_text("utf-8"))) for m in syn)
-    assert abs(n - 3_000) <= 300, n
+    assert n == stats["synthetic_chunks"] and stats["chunks"] == stats["real_chunks"] + n
+    assert abs(n - 3_000) <= 15, n  # 0.5 % of the synthetic part
 
 
 def test_the_same_seed_writes_the_same_bytes(small, tmp_path):
