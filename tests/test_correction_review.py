@@ -218,7 +218,8 @@ def test_impact_rescores_the_stored_rankings_against_old_and_new(fx, tmp_path):
     )
     r = validate(ds, correction=corr, contract=fx.contract, impact=impact_of([path]))
     imp = r.correction.impact
-    assert imp["method"] == "cr2" and imp["runs"][0]["run_id"] == "r"
+    # the corrected set's design was not measured: the nearest measured design's paired default (harness.stats.shown)
+    assert imp["method"] == "cr3" and imp["runs"][0]["run_id"] == "r"
     mrr = imp["runs"][0]["systems"]["bm25"]["mrr"]
     old_mrr = row["metrics"]["mrr"]
     assert mrr["changed"] == {"SP-001": [old_mrr, 1 / rank]}

@@ -3,8 +3,9 @@
 For each run record given, the rankings it stored for each system and question (``per_question.jsonl``, cut at the
 run's depths) are scored twice with :func:`harness.metrics.question_metrics` at the run's depths: against the gold
 set before the correction and against the corrected set. Per system and metric the result is the old and new mean
-and the **paired difference new - old** over the questions, with the registry's default paired interval
-(:func:`harness.stats.paired`, CR2 cluster-robust, Pustejovsky & Tipton 2018) at the run's level, the questions
+and the **paired difference new - old** over the questions, with the coverage rule's paired interval for the
+corrected set's design (:func:`harness.stats.paired`; :mod:`harness.stats.shown`: CR3 or CR2 cluster-robust,
+Pustejovsky & Tipton 2018) at the run's level, the questions
 clustered as the run clustered them (its ``clusters.mode``) on the *corrected* set (a correction that adds a gold
 document can merge clusters; the new clustering is the one later runs will use).
 
@@ -28,7 +29,8 @@ from harness.goldset.clusters import question_clusters
 from harness.goldset.io import GoldSet
 from harness.metrics import METRIC_SETS, question_metrics
 from harness.stats import paired
-from harness.stats.methods import DEFAULTS
+from harness.stats.design_evidence import RunDesign, run_design
+from harness.stats.shown import ShownIntervals
 
 __all__ = ["IMPACT_METRICS", "Impact", "correction_impact", "impact_of", "rescore"]
 
@@ -43,7 +45,8 @@ class Impact:
     """The metric impact of a correction on some runs.
 
     Attributes:
-        method: the paired interval method (:data:`harness.stats.methods.DEFAULTS` ``["paired"]``).
+        method: the paired interval method: the coverage rule's default for the corrected set's design (its
+            clusters; :class:`harness.stats.shown.ShownIntervals`).
         level: confidence level of the intervals (the first run's).
         metrics: the metric ids.
         runs: ``[{"run_id", "path", "systems": {system: {metric: {"old", "new", "diff", "interval": {"low",
@@ -118,7 +121,6 @@ def correction_impact(
         raise HarnessInputError(
             f"--impact: the corrected set has {len(new.records)} questions, the old {len(old.records)}"
         )
-    method = DEFAULTS["paired"]
     out: Impact | None = None
     for path in runs:
         rec = load_run(path)
@@ -129,11 +131,13 @@ def correction_impact(
                 f"({(gs.sha256 or 'no hash')[:12]}), not the records corrected here ({old.name} {old.version}, "
                 f"{old.sha256[:12]})"
             )
-        if out is None:
-            out = Impact(method=method, level=rec.manifest.level, metrics=tuple(metrics))
         labels = question_clusters(new.records, rec.manifest.clusters.mode or "components")
         new_ids = [r.qid for r in new.records]
         clusters = [labels[q] for q in new_ids]
+        if out is None:  # the corrected set's design: its clusters, the run's sampling (harness.stats.shown)
+            design = RunDesign.from_clusters(clusters, sampling=run_design(rec).sampling, run=str(rec.path))
+            method = ShownIntervals.for_design(design).paired
+            out = Impact(method=method, level=rec.manifest.level, metrics=tuple(metrics))
         per_system: dict[str, Any] = {}
         for system in rec.systems:
             before = rescore(rec, old, system, metrics)
