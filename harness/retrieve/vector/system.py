@@ -456,7 +456,7 @@ class VectorIndex:
         """The engine of ``backend`` (made once per index)."""
         if backend not in self._engines:
             if backend == "numpy":
-                engine: HammingEngine = NumpyEngine(self._load_bits)
+                engine: HammingEngine = NumpyEngine(self._load_bits, self._doc_idx)
             elif backend == "faiss":
                 engine = FaissEngine(self.dim, self._load_bits, self._doc_idx, self.search_stats)
             else:
