@@ -261,8 +261,8 @@ def hamming_distances(queries: np.ndarray, base: np.ndarray, *, block_rows: int 
     Args:
         queries: ``(m, W)`` or ``(W,)`` packed bytes (``uint8``; any one convention shared with ``base``).
         base: ``(n, W)`` packed bytes.
-        block_rows: base rows per block; the temporary XOR is about ``m * block_rows * W`` bytes. Default: as many
-            rows as keep it near 16 MiB (at least 1,024), which keeps the scan in cache-friendly pieces.
+        block_rows: base rows per block; each query's temporary XOR is ``block_rows * W`` bytes. Default: as many
+            rows as keep it near 4 MiB (at least 1,024), so a block stays in cache across the queries.
 
     Returns:
         ``int32`` array ``(m, n)`` (or ``(n,)`` for a 1-D query), values in ``[0, 8 W]``.
@@ -279,9 +279,16 @@ def hamming_distances(queries: np.ndarray, base: np.ndarray, *, block_rows: int 
     bw = _as_words(b)
     out = np.empty((qw.shape[0], bw.shape[0]), dtype=np.int32)
     if block_rows is None:
-        block_rows = max(1024, (16 << 20) // max(1, qw.shape[0] * q2.shape[-1]))
+        block_rows = max(1024, (4 << 20) // max(1, q2.shape[-1]))
     for start in range(0, bw.shape[0], block_rows):
         blk = bw[start : start + block_rows]
-        x = np.bitwise_xor(qw[:, None, :], blk[None, :, :])
-        out[:, start : start + blk.shape[0]] = np.bitwise_count(x).sum(axis=-1, dtype=np.int32)
+        for i in range(qw.shape[0]):  # one query at a time over a cached block; words summed column by column
+            counts = np.bitwise_count(np.bitwise_xor(blk, qw[i]))
+            acc = out[i, start : start + blk.shape[0]]
+            if counts.shape[1] == 0:
+                acc[:] = 0
+                continue
+            np.copyto(acc, counts[:, 0], casting="unsafe")
+            for j in range(1, counts.shape[1]):
+                acc += counts[:, j]
     return out[0] if single else out
