@@ -66,8 +66,6 @@ BLOCKS: dict[str, Block] = {
             "50,100,400",
             "--systems",
             "bm25,tfidf,vector",
-            "--vector-sizes",
-            "100",
             "--reps",
             "4000",
             "--pps-reps",
@@ -81,7 +79,7 @@ BLOCKS: dict[str, Block] = {
         "of harness/stats/coverage_evidence.json",
     ),
     "coverage": Block(
-        (sys.executable, "benchmarks/coverage_table.py", "--reps", "2000", "--B", "199", "--vector-sizes", "100"),
+        (sys.executable, "benchmarks/coverage_table.py", "--reps", "2000", "--B", "199"),
         "self",
         "20 min with the known-item populations cached under runs/coverage/populations (hours without)",
         "interval coverage over the known-item and synthetic populations; writes harness/stats/coverage_evidence.json",
