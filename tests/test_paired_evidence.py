@@ -13,6 +13,7 @@ from harness.cli import app
 from harness.evaluation.runs import load_run
 from harness.stats.design_evidence import run_design
 from harness.stats.methods import paired_evidence_json, paired_evidence_note
+from harness.stats.shown import ShownIntervals
 
 BASELINE = REPO / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
 runner = CliRunner()
@@ -37,7 +38,9 @@ def test_the_note_is_this_designs_evidence_for_paired_cr2():
 
 @pytest.mark.parametrize("verb", sorted(VERBS))
 def test_every_format_carries_this_designs_coverage(verb):
-    text = paired_evidence_json("cr2", design=run_design(load_run(BASELINE)))["text"]
+    method = ShownIntervals.for_run(load_run(BASELINE)).paired  # the rule's paired default for this design: cr3
+    assert method == "cr3"
+    text = paired_evidence_json(method, design=run_design(load_run(BASELINE)))["text"]
     table = runner.invoke(app, VERBS[verb])
     assert table.exit_code in (0, 3), table.output
     flat = " ".join(table.stdout.split())
@@ -45,4 +48,4 @@ def test_every_format_carries_this_designs_coverage(verb):
     md = runner.invoke(app, [*VERBS[verb], "--format", "markdown"])
     assert text.split(" (")[0] in " ".join(md.stdout.split()).replace("\\", "")
     data = json.loads(runner.invoke(app, [*VERBS[verb], "--format", "json"]).stdout)["data"]
-    assert data["coverage_evidence"]["method"] == "cr2" and data["coverage_evidence"]["text"] == text
+    assert data["coverage_evidence"]["method"] == method and data["coverage_evidence"]["text"] == text

@@ -45,7 +45,7 @@ def hostile(tag: str) -> str:
 OWN_TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "dl", "dt", "dd", "nav", "a",
     "main", "section", "p", "b", "table", "thead", "tbody", "tr", "th", "td", "span", "br", "details", "summary",
-    "div", "pre", "figure", "figcaption", "code", "blockquote", "ul", "li", "footer", "script",
+    "div", "pre", "figure", "figcaption", "caption", "code", "blockquote", "ul", "li", "footer", "script",
     # inline SVG written by matplotlib
     "svg", "defs", "g", "path", "use", "clippath", "rect", "line", "polyline", "polygon", "text", "pattern",
 }  # fmt: skip
