@@ -150,6 +150,7 @@ class ReportData:
 
     def __post_init__(self) -> None:
         self._rows = {(e.label, r.qid): r for e in self.entries for r in e.rows()}
+        self._shown: dict[str, ShownIntervals] = {}
 
     def metrics_present(self, wanted: Sequence[str], slice_name: str = "all") -> list[str]:
         """The metrics of ``wanted`` that every entry summarises."""
@@ -169,9 +170,13 @@ class ReportData:
     def shown(self, slice_name: str = "all") -> ShownIntervals:
         """The intervals the report's tables show for one slice: the rule's default for the first run's design
         (:class:`harness.stats.shown.ShownIntervals`)."""
-        if not self.entries:
-            return ShownIntervals.for_design(RunDesign("srs", ()))
-        return ShownIntervals.for_run(self.entries[0].run, slice_name)
+        if slice_name not in self._shown:  # read once per slice: every table, figure and caption asks
+            self._shown[slice_name] = (
+                ShownIntervals.for_run(self.entries[0].run, slice_name)
+                if self.entries
+                else ShownIntervals.for_design(RunDesign("srs", ()))
+            )
+        return self._shown[slice_name]
 
     def covered_entries(self) -> list[Entry]:
         """Entries whose summary holds the ``covered`` slice."""
