@@ -214,7 +214,7 @@ _FAST_SUBSET_CUT = (
     "test_report.py::test_report_of_real_known_item_and_coverage_outputs",
     "test_paired_evidence.py::test_every_format_carries_this_designs_coverage",
     "test_known_item.py::test_run_study_known_item_then_coverage",
-    "test_report.py::test_category_intervals_are_cr2_on_the_category_questions",
+    "test_report.py::test_category_intervals_are_the_shown_method_for_the_category_design",
     "test_cli_known_item.py::test_known_item_then_coverage",
     "test_registry.py::test_a_run_replays_exactly_from_its_manifest",
     "test_known_item_chunker.py::test_cli_known_item_with_coverage_under_md_legal",

@@ -460,21 +460,54 @@ def test_repeated_system_names_are_labelled_by_run(full_inputs, tmp_path: Path):
     assert "| again:bm25 | mrr | +0.000 |" in md
 
 
-def test_category_intervals_are_cr2_on_the_category_questions(full_inputs):
-    from harness.stats import cr2
+def test_category_intervals_are_the_shown_method_for_the_category_design(full_inputs):
+    """A category's design (a handful of clusters) was not measured: its interval is the rule's default for the
+    nearest measured design (CR2-logit for MRR on the committed evidence), said so in every rendering, and the
+    figures' axis text names it (it said CR2 while drawing another method)."""
+    from harness.stats.methods import INTERVALS
 
     data = build_report([full_inputs["six"]], reps=200)
     run = load_run(full_inputs["six"])
     labels = run.clusters()
     sp = [r for r in run.rows("rrf") if r.category == "single_passage"]
-    ref = cr2([r.metrics["mrr"] for r in sp], [labels[r.qid] for r in sp])
+    ref = INTERVALS["cr2_logit"].compute([r.metrics["mrr"] for r in sp], [labels[r.qid] for r in sp])
     got = data.category_values[("rrf", "single_passage", "mrr")]
+    assert got.method == "cr2_logit" and "nearest measured design" in got.source
     assert got.mean == pytest.approx(ref.estimate) and got.interval == (ref.lower, ref.upper)
     # multi_document has one question (one cluster): no interval, and the report says so
     assert data.category_info["multi_document"] == {"n": 1, "n_clusters": 1}
     assert data.category_values[("rrf", "multi_document", "mrr")].interval is None
     html = render_html(data)
     assert "No whisker for multi document" in html
+    assert "Whiskers: 95 % CR2-logit intervals computed on the category" in html
+    assert "coverage not measured for a category" in html and "% CR2 intervals computed" not in html
+    md = render_markdown(data)
+    assert "#### MRR per category (CR2-logit interval where the category has >= 2 clusters; the rule" in md
+
+
+def test_figure_axis_text_names_the_interval_drawn():
+    from harness.report.plots_many import category_heatmap, system_intervals
+
+    vals = {("a", "x"): (0.5, (0.4, 0.6))}
+    figs = {
+        "bars": plots.category_bars(["x"], {}, ["a"], vals, interval_label="CR2-logit"),
+        "heat": category_heatmap(["x"], {}, ["a"], vals, interval_label="CR2-logit"),
+        "systems": system_intervals(["a"], ["mrr"], {("a", "mrr"): (0.5, (0.4, 0.6))}, interval_label="CR2-logit"),
+    }
+    texts = {k: " ".join([ax.get_xlabel() + ax.get_ylabel() for ax in f.axes]) for k, f in figs.items()}
+    forest = plots.forest(
+        [{"label": "b", "metric": "mrr", "diff": 0.01, "lower": -0.01, "upper": 0.03, "lower_one_sided": -0.005}],
+        ["mrr"],
+        margin=0.02,
+        interval_label="CR3",
+    )
+    texts["forest"] = forest.get_supxlabel()
+    cov = plots.slice_compare(["mrr"], ["a"], {("all", "a", "mrr"): (0.5, (0.4, 0.6))}, interval_label="HH-logit")
+    texts["covered"] = cov.get_supxlabel()
+    assert all("CR2 interval" not in t for t in texts.values()), texts
+    assert "95 % CR2-logit interval" in texts["bars"] and "95 % CR2-logit interval" in texts["heat"]
+    assert "95 % CR2-logit interval" in texts["systems"]
+    assert "95 % CR3 interval" in texts["forest"] and "95 % HH-logit intervals" in texts["covered"]
 
 
 def test_gold_set_unreadable_shows_question_ids(full_inputs, tmp_path: Path):

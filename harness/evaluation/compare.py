@@ -4,19 +4,21 @@ planning: :mod:`harness.evaluation.power`).
 Everything reads per-question metric vectors from run records through :mod:`harness.evaluation.pairing`: aligned by
 question id, restricted to a split when asked (``all``, ``dev``, ``test``: the gold set's ``split`` field), with the
 clusters recorded with the baseline run (connected components of questions sharing gold documents by default), so
-questions that share documents are not counted as independent trials. Intervals come from the interval registry's
-default for paired differences (:func:`harness.stats.default_method` ``("paired")``; named in every output).
+questions that share documents are not counted as independent trials. Intervals are the coverage rule's default for
+the run's own design (:mod:`harness.stats.shown`; paired: :func:`harness.evaluation.design.paired_method`), named in
+every output.
 
 This module computes every number the report shows about runs beyond the recorded summary:
-:func:`category_intervals` (CR2 per category) and :func:`paired_table` (paired differences against a baseline with
-the gate's three-way verdict, :func:`harness.evaluation.gate.judge`, and Holm across the candidates), so
-``harness report`` prints exactly what ``harness compare`` and ``harness gate`` print.
+:func:`category_intervals` (per category, the shown method for the category's design) and :func:`paired_table`
+(paired differences against a baseline with the gate's three-way verdict, :func:`harness.evaluation.gate.judge`, and
+Holm across the candidates), so ``harness report`` prints exactly what ``harness compare`` and ``harness gate``
+print.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -33,10 +35,11 @@ from harness.evaluation.regressions import regressed_questions
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS
-from harness.stats import cr2, holm, paired, randomization_test
+from harness.stats import holm, paired, randomization_test
 from harness.stats.design_evidence import RunDesign, run_design
+from harness.stats.methods import INTERVALS, outcome_type, paired_evidence_json
 from harness.stats.methods import get as get_method
-from harness.stats.methods import paired_evidence_json
+from harness.stats.shown import ShownIntervals, short_label
 
 DEFAULT_COMPARE_METRICS = METRIC_SETS["compare"]
 
@@ -286,15 +289,19 @@ def _cluster_info(run: RunRecord) -> dict:
 
 @dataclass(frozen=True)
 class CategoryInterval:
-    """The mean of one metric over one category's questions, with its CR2 interval.
+    """The mean of one metric over one category's questions, with its interval.
 
     Attributes:
         category, metric: what is averaged.
         n, n_clusters: questions and clusters of the category.
         mean: ``math.fsum(values) / n`` (metric units, 0-1).
-        interval: CR2 ``(lower, upper)`` at the requested level over the category's questions and clusters (clipped
-            to [0, 1]); ``None`` with fewer than 2 clusters or when CR2 refuses the data.
+        interval: ``(lower, upper)`` at the requested level over the category's questions and clusters (clipped to
+            [0, 1]), from ``method``; ``None`` with fewer than 2 clusters or when the method refuses the data.
         extras: the interval's extras (``clipped``, ``warnings``; :class:`harness.stats.Interval`), for the displays.
+        method: the interval method (a name of :data:`harness.stats.methods.INTERVALS`; :func:`category_intervals`).
+        source: ``None`` when the category's own design was measured in the coverage evidence, else where the
+            method comes from (``"the nearest measured design (27 clusters)"``; :func:`harness.stats.shown.
+            design_defaults`).
     """
 
     category: str
@@ -304,6 +311,8 @@ class CategoryInterval:
     mean: float
     interval: tuple[float, float] | None
     extras: dict = field(default_factory=dict)
+    method: str = "cr2"
+    source: str | None = None
 
     def interval_dict(self) -> dict | None:
         """``{"lower", "upper", "extras"}`` of the interval (what the displays read its marks from), or ``None``."""
@@ -314,32 +323,80 @@ class CategoryInterval:
 def category_intervals(
     run: RunRecord, system: str, *, metrics: Sequence[str] = ("mrr",), level: float = 0.95
 ) -> list[CategoryInterval]:
-    """Per-category means with CR2 cluster-robust intervals (:func:`harness.stats.cr2`; Satterthwaite df) for one
-    system of a run, using the clusters recorded with the run (a question without a recorded label is its own
-    cluster).
+    """Per-category means with cluster-robust intervals for one system of a run, using the clusters recorded with
+    the run (a question without a recorded label is its own cluster).
+
+    The interval is the one every other table shows (:class:`harness.stats.shown.ShownIntervals`), chosen for the
+    category's own design: its cluster sizes and the run's sampling. Categories hold few clusters, a design the
+    coverage evidence has not measured, so the choice is the rule's default for the nearest measured design (CR2 on
+    the logit scale for MRR on the committed baseline's corpus) and ``source`` says so; a method that needs more than
+    the rows (a frame, weights) or does not apply to the values falls back to CR2 (:func:`harness.stats.cr2`,
+    Satterthwaite df; Pustejovsky & Tipton 2018).
 
     Categories come in the eval v4 order, then any others sorted; a metric absent from a question's row is skipped
-    for that category. Categories hold few clusters, so these intervals are wide and their coverage uncertain.
+    for that category. Their intervals are wide and their coverage is not measured.
+
+    Returns:
+        One :class:`CategoryInterval` per (category, metric) present.
     """
     labels = run.clusters()
     rows = run.rows(system)
+    sampling = run_design(run, system).sampling
+    recorded = _recorded_methods(run, system)
     out: list[CategoryInterval] = []
     for cat in _category_order(r.category for r in rows):
         sel = [r for r in rows if r.category == cat]
         cl = [labels.get(r.qid, r.cluster or r.qid) for r in sel]
+        shown = ShownIntervals.for_design(RunDesign.from_clusters(cl, sampling=sampling, run=str(run.path)))
         for m in metrics:
             if any(m not in r.metrics for r in sel):
                 continue
             y = [float(r.metrics[m]) for r in sel]
+            name = _category_method(shown, m, recorded.get(m, ()), y)
             iv, extras = None, {}
             if len(set(cl)) >= 2:
                 try:
-                    res = cr2(y, cl, level=level)
+                    res = INTERVALS[name].compute(y, cl, level=level)
                     iv, extras = (res.lower, res.upper), dict(res.extras)
                 except HarnessInputError:
                     iv = None
-            out.append(CategoryInterval(cat, m, len(sel), len(set(cl)), math.fsum(y) / len(y), iv, extras))
+            out.append(
+                CategoryInterval(
+                    cat, m, len(sel), len(set(cl)), math.fsum(y) / len(y), iv, extras, method=name, source=shown.source
+                )
+            )
     return out
+
+
+def category_interval_label(values: Iterable[CategoryInterval]) -> tuple[str, str | None]:
+    """``(label, source)`` of per-category intervals for captions and headings: the short name(s) of their methods
+    (``CR2-logit``; ``CR2`` when none has an interval) and, when the categories' designs were not measured, where
+    the choice comes from (``"the rule's default for the nearest measured design (27 clusters); coverage not measured
+    for a category's design"``), else ``None``."""
+    vals = list(values)
+    names = sorted({short_label(v.method) for v in vals if v.interval is not None}) or ["CR2"]
+    sources = sorted({v.source for v in vals if v.interval is not None and v.source})
+    source = None
+    if sources:
+        source = f"the rule's default for {'; '.join(sources)}; coverage not measured for a category's design"
+    return ", ".join(names), source
+
+
+def _recorded_methods(run: RunRecord, system: str) -> dict[str, list[str]]:
+    """``{metric: interval methods the run recorded}`` for the system's ``all`` slice (its outcome class)."""
+    sl = run.summary.systems.get(system, {}).get("all")
+    if sl is None:
+        return {}
+    return {m: list(e.intervals) for m, e in sl.overall.items() if e is not None}
+
+
+def _category_method(shown: ShownIntervals, metric: str, recorded: Sequence[str], y: Sequence[float]) -> str:
+    """The shown method for one category's values, or ``cr2`` when it needs more than the rows or does not apply."""
+    name = shown.method(metric, recorded or ("cr2",))
+    m = INTERVALS.get(name)
+    if m is None or m.frame or not m.applies_to(outcome_type(y)):
+        return "cr2"
+    return name
 
 
 @dataclass

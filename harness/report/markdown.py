@@ -1,10 +1,10 @@
 """A Markdown summary of run records for a pull-request comment (GitHub-flavoured tables, under 60,000 characters).
 
 Renders the same :class:`harness.report.model.ReportData` as the HTML report, without figures: provenance, the
-systems table with 95 % CR2 intervals and the clustering, paired differences against the baseline with the gate
-margin, MRR per category, all-hop / evidence recall by depth, the fully covered slice, known-item and coverage
-summaries, and a collapsed per-question table. If the text would exceed :data:`MAX_CHARS` the per-question table is
-shortened (then dropped) and a note says so.
+systems table with the intervals of the run's design (:mod:`harness.stats.shown`) and the clustering, paired
+differences against the baseline with the gate margin, MRR per category, all-hop / evidence recall by depth, the
+fully covered slice, known-item and coverage summaries, and a collapsed per-question table. If the text would
+exceed :data:`MAX_CHARS` the per-question table is shortened (then dropped) and a note says so.
 
 Every string from an input is escaped with :func:`harness.report.format.md` (HTML characters as entities, Markdown
 punctuation and table pipes with a backslash), so no input can add markup, break a table or open an HTML tag; the
@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.evaluation.changes import change_line
+from harness.evaluation.compare import category_interval_label
 from harness.report.format import MISSING, Markup, fmt3, fmt_iv, legend, md, mean_iv, num, pct, spaced, wtl
 from harness.report.model import (
     TABLE_METRICS,
@@ -165,7 +166,9 @@ def _categories(data: ReportData) -> list[str]:
             v = data.category_values.get((lab, c, "mrr"))
             row.append(MISSING if v is None else mean_iv(v.mean, v.interval_dict()))
         rows.append(row)
-    return ["", "#### MRR per category (CR2 interval where the category has >= 2 clusters)", "", table(head, rows)]
+    label, source = category_interval_label(v for (_, _, m), v in data.category_values.items() if m == "mrr")
+    how = f"{label} interval where the category has >= 2 clusters" + (f"; {source}" if source else "")
+    return ["", f"#### MRR per category ({how})", "", table(head, rows)]
 
 
 def _depth(data: ReportData) -> list[str]:

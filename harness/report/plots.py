@@ -200,6 +200,7 @@ def category_bars(
     *,
     metric_label: str = "MRR",
     level: float = 0.95,
+    interval_label: str = "CR2",
 ) -> Figure:
     """Grouped bars of one metric per category and system, with interval whiskers where there is an interval.
 
@@ -210,6 +211,7 @@ def category_bars(
         values: ``{(system, category): (mean, (lower, upper) or None)}``; a missing key draws no bar.
         metric_label: y-axis metric name.
         level: interval level (for the legend text).
+        interval_label: the interval method's short name in the axis text (``CR2-logit``).
 
     Returns:
         The figure (bars hatched and shaded per system; black whiskers are the intervals).
@@ -250,7 +252,7 @@ def category_bars(
     ax.set_xticks(x0)
     ax.set_xticklabels([_wrap(c) + ("\n" + category_notes[c] if category_notes.get(c) else "") for c in categories])
     ax.set_ylim(0, 1.05)
-    ax.set_ylabel(f"{metric_label} (0-1; bars = mean, whiskers = {100 * level:.0f} % CR2 interval)")
+    ax.set_ylabel(f"{metric_label} (0-1; bars = mean, whiskers = {100 * level:.0f} % {interval_label} interval)")
     ax.set_xlabel("question category (n = questions, clusters = groups sharing gold documents)")
     ax.grid(axis="y", color="0.88", lw=0.6, zorder=0)
     ax.set_axisbelow(True)
@@ -265,6 +267,7 @@ def forest(
     *,
     margin: float,
     level: float = 0.95,
+    interval_label: str = "CR2",
     alpha: float = 0.05,
 ) -> Figure:
     """Forest plot of paired differences (candidate - baseline) per metric, with the gate margin drawn.
@@ -275,6 +278,7 @@ def forest(
         metrics: metric ids, one panel each (in order).
         margin: the non-inferiority margin (drawn at ``-margin``).
         level: two-sided level of the whiskers; ``alpha`` the one-sided level of the gate's lower bound.
+        interval_label: the interval method's short name in the axis text (``CR2-logit``).
 
     Returns:
         The figure: squares are mean paired differences, lines the two-sided intervals, ``|`` ticks the one-sided
@@ -318,7 +322,8 @@ def forest(
     axes[0][0].set_ylim(-0.7, n - 0.1 + 0.35)
     fig.supxlabel(
         f"paired difference, candidate - baseline (metric units, 0-1 scale); squares: mean; lines: "
-        f"{100 * level:.0f} % CR2 interval; |: one-sided {100 * (1 - alpha):.0f} % lower bound; dashed: -margin",
+        f"{100 * level:.0f} % {interval_label} interval; |: one-sided {100 * (1 - alpha):.0f} % lower bound; "
+        "dashed: -margin",
         fontsize=8,
     )
     return fig
@@ -427,6 +432,7 @@ def slice_compare(
     *,
     slices: Sequence[tuple[str, str]] = (("all", "all questions"), ("covered", "fully covered questions")),
     level: float = 0.95,
+    interval_label: str = "CR2",
 ) -> Figure:
     """Dot-and-whisker comparison of slices (all questions vs the fully covered slice) per system and metric.
 
@@ -436,6 +442,7 @@ def slice_compare(
         values: ``{(slice, system, metric): (mean, (lower, upper) or None)}``.
         slices: ``(slice key, legend label)`` pairs; the first drawn filled, the second open.
         level: interval level (axis text).
+        interval_label: the interval method's short name in the axis text (``CR2-logit``).
 
     Returns:
         The figure.
@@ -465,6 +472,6 @@ def slice_compare(
     axes[0][0].set_yticks(range(n))
     axes[0][0].set_yticklabels([systems[n - 1 - k] for k in range(n)] if systems else [])
     axes[0][0].set_ylim(-0.7, n - 0.3)
-    fig.supxlabel(f"lines: {100 * level:.0f} % CR2 intervals", fontsize=8)
+    fig.supxlabel(f"lines: {100 * level:.0f} % {interval_label} intervals", fontsize=8)
     _legend_above(fig, axes[0][0], len(slices))
     return fig

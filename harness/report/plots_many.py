@@ -29,6 +29,7 @@ def system_intervals(
     values: Mapping[tuple[str, str], tuple[float, tuple[float, float] | None]],
     *,
     level: float = 0.95,
+    interval_label: str = "CR2",
     baseline: str | None = None,
 ) -> Figure:
     """One panel per metric: each system's mean (dot) and its interval (line), systems top to bottom.
@@ -38,6 +39,7 @@ def system_intervals(
         values: ``{(system, metric): (mean, (lower, upper) or None)}``; a missing key draws nothing.
         level: interval level (axis text); baseline: a label drawn with an open marker and a dotted guide line at
             its mean in every panel.
+        interval_label: the interval method's short name in the axis text (``CR2-logit``).
 
     Returns:
         The figure; x axes span [0, 1] (the metrics' range).
@@ -60,7 +62,7 @@ def system_intervals(
                 ax.axvline(mean, color="0.55", lw=0.8, ls=":", zorder=1)
         ax.set_xlim(0, 1)
         ax.set_title(metric)
-        ax.set_xlabel(f"mean, {100 * level:.0f} % CR2 interval (0-1)")
+        ax.set_xlabel(f"mean, {100 * level:.0f} % {interval_label} interval (0-1)")
         ax.grid(axis="x", color="0.9", lw=0.6, zorder=0)
         ax.set_axisbelow(True)
     axes[0][0].set_yticks(ys)
@@ -78,6 +80,7 @@ def category_heatmap(
     *,
     metric_label: str = "MRR",
     level: float = 0.95,
+    interval_label: str = "CR2",
 ) -> Figure:
     """A heat table of one metric: systems as rows, categories as columns, each cell its mean (printed) shaded
     from white (0) to dark (1), with the interval printed under the mean where there is one.
@@ -113,7 +116,9 @@ def category_heatmap(
     ax.xaxis.tick_top()
     ax.set_yticks(range(n_sys))
     ax.set_yticklabels(list(systems))
-    ax.set_xlabel(f"{metric_label} per category: mean (0-1) and {100 * level:.0f} % CR2 interval; darker = higher")
+    ax.set_xlabel(
+        f"{metric_label} per category: mean (0-1) and {100 * level:.0f} % {interval_label} interval; darker = higher"
+    )
     for side in ("left", "bottom", "top", "right"):
         ax.spines[side].set_visible(False)
     return fig

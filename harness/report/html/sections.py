@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from harness.evaluation.compare import PairedRow
+from harness.evaluation.compare import PairedRow, category_interval_label
 from harness.report.format import LEGEND, MISSING, bounds, esc, fmt3, fmt_iv, legend, num, spaced, wtl
 from harness.report.model import TABLE_METRICS, ReportData, rank_lists, rank_summary
 from harness.report.plots import category_bars, depth_curves, figure_svg, forest, rank_ecdf, slice_compare
@@ -207,7 +207,7 @@ def _system_figure(data: ReportData) -> str:
             ov = e.overall(m)
             values[(e.label, m)] = (ov.mean, _bounds(shown, m, ov))
     base = data.baseline.label if data.baseline is not None else None
-    fig = system_intervals(data.labels, metrics, values, level=data.level, baseline=base)
+    fig = system_intervals(data.labels, metrics, values, level=data.level, interval_label=phrase, baseline=base)
     svg = figure_svg(fig, FIGURE_IDS["systems"], title=f"Each system's mean and {phrase} interval per metric")
     cap = (
         f"Each system's mean (dot) and {100 * data.level:.0f} % {esc(phrase)} interval (line), per metric; the "
@@ -218,7 +218,8 @@ def _system_figure(data: ReportData) -> str:
 
 
 def section_categories(data: ReportData) -> str:
-    """MRR per category with CR2 whiskers (figure and table)."""
+    """MRR per category with whiskers of the shown method for the categories' designs (figure and table;
+    :func:`harness.evaluation.compare.category_intervals`)."""
     notes = {}
     no_iv = []
     for c in data.categories:
@@ -238,8 +239,9 @@ def section_categories(data: ReportData) -> str:
     }
     many = len(data.labels) > BARS_UP_TO
     draw = category_heatmap if many else category_bars
-    fig = draw(data.categories, notes, data.labels, vals, metric_label="MRR", level=data.level)
-    svg = figure_svg(fig, FIGURE_IDS["category"], title="MRR per question category with CR2 intervals")
+    label, source = category_interval_label(v for (lab, c, m), v in data.category_values.items() if m == "mrr")
+    fig = draw(data.categories, notes, data.labels, vals, metric_label="MRR", level=data.level, interval_label=label)
+    svg = figure_svg(fig, FIGURE_IDS["category"], title=f"MRR per question category with {label} intervals")
     cap = (
         (
             f"MRR per category and system as a heat table ({len(data.labels)} systems: more than {BARS_UP_TO}, too "
@@ -247,15 +249,16 @@ def section_categories(data: ReportData) -> str:
             if many
             else ""
         )
-        + f"MRR per category and system. Whiskers: {100 * data.level:.0f} % CR2 intervals computed on the category's "
-        "questions with the clusters recorded in the run. "
+        + f"MRR per category and system. Whiskers: {100 * data.level:.0f} % {esc(label)} intervals computed on the "
+        "category's questions with the clusters recorded in the run"
+        + (f" ({esc(source)}). " if source else ". ")
         + (
             f"No whisker for {esc(', '.join(spaced(c) for c in no_iv))}: a single cluster gives no interval. "
             if no_iv
             else ""
         )
-        + "Categories hold few questions and fewer clusters, so these intervals are wide and their coverage uncertain."
-        + whisker_note(shown.values())
+        + "Categories hold few questions and fewer clusters, so these intervals are wide and their coverage is not "
+        "measured." + whisker_note(shown.values())
     )
     head = "".join(f"<th>{esc(spaced(c))}<br><span class='note'>{esc(notes[c])}</span></th>" for c in data.categories)
     rows = []
@@ -294,11 +297,18 @@ def section_paired(data: ReportData) -> str:
     if not data.paired:
         return f"<section id='paired'><h2>Paired differences</h2><p class='note'>{esc(data.paired_note)}</p></section>"
     metrics = list(dict.fromkeys(r.metric for r in data.paired))
-    fig = forest([asdict(r) for r in data.paired], metrics, margin=data.margin, level=data.level, alpha=data.alpha)
-    svg = figure_svg(fig, FIGURE_IDS["forest"], title="Forest plot of paired differences against the baseline")
-    base = data.baseline.label if data.baseline else "?"
     used = {str((r.interval or {}).get("method", "")) for r in data.paired} - {""}
     how = ", ".join(sorted(short_label(m) for m in used)) or "paired"
+    fig = forest(
+        [asdict(r) for r in data.paired],
+        metrics,
+        margin=data.margin,
+        level=data.level,
+        interval_label=how,
+        alpha=data.alpha,
+    )
+    svg = figure_svg(fig, FIGURE_IDS["forest"], title="Forest plot of paired differences against the baseline")
+    base = data.baseline.label if data.baseline else "?"
     cap = (
         f"Paired differences candidate - <b>{esc(base)}</b> (same questions, clusters of the baseline run). "
         f"Squares: mean difference; lines: two-sided {100 * data.level:.0f} % {esc(how)} interval; vertical ticks: the "
@@ -465,6 +475,10 @@ def section_covered(data: ReportData) -> str:
                 ov = e.overall(m, sl)
                 if ov:
                     vals[(sl, e.label, m)] = (float(ov.mean), _bounds(shown[sl], m, ov))
+    phrases = {sl: shown[sl].phrase(data.recorded_methods(metrics, sl)) for sl in ("all", "covered")}
+    phrase = phrases["all"]
+    if phrases["covered"] != phrase:
+        phrase = f"{phrase} (all), {phrases['covered']} (covered)"
     n_cov = ents[0].summary["covered"].n_questions
     n_all = ents[0].summary["all"].n_questions if "all" in ents[0].summary else "?"
     fig = slice_compare(
@@ -473,6 +487,7 @@ def section_covered(data: ReportData) -> str:
         vals,
         slices=(("all", f"all questions (n={n_all})"), ("covered", f"fully covered questions (n={n_cov})")),
         level=data.level,
+        interval_label=phrase,
     )
     svg = figure_svg(fig, FIGURE_IDS["covered"], title="All questions against the fully covered slice")
     cov_txt = ""
@@ -489,7 +504,7 @@ def section_covered(data: ReportData) -> str:
     cap = (
         "Each system on all questions (filled circles, solid lines) and on the questions whose gold documents are all "
         f"fully indexed (open squares, dashed lines), {100 * data.level:.0f} % "
-        f"{esc(shown['all'].phrase(data.recorded_methods(metrics)))} intervals. {esc(cov_txt)} Lexical "
+        f"{esc(phrase)} intervals. {esc(cov_txt)} Lexical "
         "systems are scored on the same slice so the comparison is like for like."
         + whisker_note(
             _shown_ivs(shown["all"], ((m, e.overall(m, "all")) for e in ents for m in metrics))
