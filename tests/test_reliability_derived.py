@@ -188,6 +188,36 @@ def test_a_damaged_embedding_cache_is_refused_naming_it_and_never_read(tmp_path,
     assert s3["n_embedded"] == 300
 
 
+def test_a_read_only_open_leaves_the_cache_unchanged_and_the_next_open_checks_nothing(tmp_path, monkeypatch):
+    """Every open used to write the schema version again, so the file's mtime moved at close without a new stamp and
+    the next open re-checked the whole cache (PRAGMA quick_check and a join over every vector: minutes for DOF's
+    6.4 GB cache, on every vector run). A warm open now writes nothing and checks nothing; a write re-stamps."""
+    texts = [f"texto numero {i} " * 40 for i in range(50)]
+    embed_texts(tmp_path / "w", texts)
+    path = tmp_path / "w" / "embeddings" / "cache.sqlite"
+    calls = []
+    real = EmbeddingCache._verify
+
+    def counted(self, name, p):
+        calls.append(name)
+        return real(self, name, p)
+
+    monkeypatch.setattr(EmbeddingCache, "_verify", counted)
+    before = (path.stat().st_size, path.stat().st_mtime_ns)
+    for _ in range(3):
+        _, stats = embed_texts(tmp_path / "w", texts)  # warm: every vector a cache hit
+        assert stats["n_cache_hits"] == 50
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == before
+    assert calls == []
+    embed_texts(tmp_path / "w", [*texts, "un texto nuevo " * 30])  # a write: stamped at close
+    embed_texts(tmp_path / "w", texts)
+    assert calls == []
+    path.touch()  # changed behind the cache's back: checked once, then stamped
+    embed_texts(tmp_path / "w", texts)
+    embed_texts(tmp_path / "w", texts)
+    assert calls == ["cache.sqlite"]
+
+
 @pytest.mark.slow  # loads an embedding model (about 40 s here)
 def test_a_damaged_embedding_cache_is_one_line_in_run_and_embed(tiny):
     """The command line: exit 2 and one line naming the file, no traceback (before: apsw tracebacks)."""

@@ -95,14 +95,16 @@ class EmbeddingCache:
             self.conn.execute("PRAGMA journal_mode=WAL")
             with immediate(self.conn):
                 version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-                has_tables = self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
-                if has_tables and version != CACHE_SCHEMA_VERSION:
+                tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                if tables and version != CACHE_SCHEMA_VERSION:
                     raise HarnessInputError(
                         f"{self.path}: embedding cache schema {version}, expected {CACHE_SCHEMA_VERSION}; "
                         "delete the file"
                     )
-                self.conn.execute(CACHE_SQL)
-                self.conn.execute(f"PRAGMA user_version={CACHE_SCHEMA_VERSION}")
+                if not {"cache_keys", "embeddings"} <= tables:  # only then: a write here would change the file,
+                    self.conn.execute(CACHE_SQL)  # so every later open would re-check all of it (minutes at DOF size)
+                    self.conn.execute(f"PRAGMA user_version={CACHE_SCHEMA_VERSION}")
+                    self._wrote = True
         except apsw.Error as exc:
             with contextlib.suppress(apsw.Error):
                 self.conn.close()
