@@ -57,6 +57,9 @@ def render(results: dict) -> str:
     commits: dict[str, list[str]] = {}
     for name, r in steps.items():
         c = r.get("commit_at_start") or (f"{r['commit']} (at its end)" if r.get("commit") else "not recorded")
+        if r.get("reused") and not r.get("commit_at_start"):
+            when = (r.get("detail") or {}).get("machine", {}).get("date_utc", "?")
+            c = f"measured apart on {when}, reused (commit not recorded)"
         commits.setdefault(c, []).append(name)
     out.append("   code (checkout commit) per step: " + "; ".join(f"{c}: {', '.join(n)}" for c, n in commits.items()))
     out.append(
@@ -116,7 +119,8 @@ def render_ray(ray: dict) -> list[str]:
     """Lines for the Ray throughput measurement (``benchmarks/bench_dof_ray.py`` JSON)."""
     lines = [
         f"== Embedding on Ray (harness embed --engine ray), model {ray['model']}, slice of {ray['n_chunks']:,} chunks "
-        f"of the real corpus; one-CPU Ray nodes on this machine"
+        f"of the real corpus; one-CPU Ray nodes on this machine; measured "
+        f"{ray.get('machine', {}).get('date_utc', '(date not recorded)')}"
     ]
     for r in ray["runs"]:
         steady = r["n_to_embed"] / r["embed_seconds"] if r.get("embed_seconds") else float("nan")  # per actor
