@@ -18,7 +18,7 @@ print.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -39,7 +39,7 @@ from harness.stats import holm, paired, randomization_test
 from harness.stats.design_evidence import RunDesign, run_design
 from harness.stats.methods import INTERVALS, outcome_type, paired_evidence_json
 from harness.stats.methods import get as get_method
-from harness.stats.shown import ShownIntervals, short_label
+from harness.stats.shown import ShownIntervals
 
 DEFAULT_COMPARE_METRICS = METRIC_SETS["compare"]
 
@@ -366,20 +366,6 @@ def category_intervals(
                 )
             )
     return out
-
-
-def category_interval_label(values: Iterable[CategoryInterval]) -> tuple[str, str | None]:
-    """``(label, source)`` of per-category intervals for captions and headings: the short name(s) of their methods
-    (``CR2-logit``; ``CR2`` when none has an interval) and, when the categories' designs were not measured, where
-    the choice comes from (``"the rule's default for the nearest measured design (27 clusters); coverage not measured
-    for a category's design"``), else ``None``."""
-    vals = list(values)
-    names = sorted({short_label(v.method) for v in vals if v.interval is not None}) or ["CR2"]
-    sources = sorted({v.source for v in vals if v.interval is not None and v.source})
-    source = None
-    if sources:
-        source = f"the rule's default for {'; '.join(sources)}; coverage not measured for a category's design"
-    return ", ".join(names), source
 
 
 def _recorded_methods(run: RunRecord, system: str) -> dict[str, list[str]]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.evaluation.changes import change_line
-from harness.evaluation.compare import category_interval_label
 from harness.report.format import MISSING, Markup, fmt3, fmt_iv, legend, md, mean_iv, num, pct, spaced, wtl
 from harness.report.model import (
     TABLE_METRICS,
@@ -29,7 +28,7 @@ from harness.report.model import (
     report_provenance,
 )
 from harness.stats.methods import evidence_notes
-from harness.stats.shown import short_label
+from harness.stats.shown import category_interval_label, short_label
 
 #: GitHub's limit for a comment body is 65,536 characters; stay well below it.
 MAX_CHARS = 60_000

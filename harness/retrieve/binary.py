@@ -278,6 +278,9 @@ def hamming_distances(queries: np.ndarray, base: np.ndarray, *, block_rows: int 
     qw = _as_words(q2)
     bw = _as_words(b)
     out = np.empty((qw.shape[0], bw.shape[0]), dtype=np.int32)
+    if bw.shape[1] == 0:  # zero-width vectors: every distance is 0
+        out[:] = 0
+        return out[0] if single else out
     if block_rows is None:
         block_rows = max(1024, (4 << 20) // max(1, q2.shape[-1]))
     for start in range(0, bw.shape[0], block_rows):
@@ -285,9 +288,6 @@ def hamming_distances(queries: np.ndarray, base: np.ndarray, *, block_rows: int 
         for i in range(qw.shape[0]):  # one query at a time over a cached block; words summed column by column
             counts = np.bitwise_count(np.bitwise_xor(blk, qw[i]))
             acc = out[i, start : start + blk.shape[0]]
-            if counts.shape[1] == 0:
-                acc[:] = 0
-                continue
             np.copyto(acc, counts[:, 0], casting="unsafe")
             for j in range(1, counts.shape[1]):
                 acc += counts[:, j]

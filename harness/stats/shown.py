@@ -157,3 +157,18 @@ class ShownIntervals:
         if len(groups) == 1:
             return short_label(next(iter(groups)))
         return ", ".join(f"{short_label(m)} ({', '.join(c)})" for m, c in groups.items())
+
+
+def category_interval_label(values: Iterable) -> tuple[str, str | None]:
+    """``(label, source)`` of per-category intervals (:class:`harness.evaluation.compare.CategoryInterval`, read
+    duck-typed: ``method``, ``source``, ``interval``) for captions and headings: the short name(s) of their methods
+    (``CR2-logit``; ``CR2`` when none has an interval) and, when the categories' designs were not measured, where
+    the choice comes from (``"the rule's default for the nearest measured design (27 clusters); coverage not measured
+    for a category's design"``), else ``None``."""
+    vals = list(values)
+    names = sorted({short_label(v.method) for v in vals if v.interval is not None}) or ["CR2"]
+    sources = sorted({v.source for v in vals if v.interval is not None and v.source})
+    source = None
+    if sources:
+        source = f"the rule's default for {'; '.join(sources)}; coverage not measured for a category's design"
+    return ", ".join(names), source

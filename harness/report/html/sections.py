@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from harness.evaluation.compare import PairedRow, category_interval_label
+from harness.evaluation.compare import PairedRow
 from harness.report.format import LEGEND, MISSING, bounds, esc, fmt3, fmt_iv, legend, num, spaced, wtl
 from harness.report.model import TABLE_METRICS, ReportData, rank_lists, rank_summary
 from harness.report.plots import category_bars, depth_curves, figure_svg, forest, rank_ecdf, slice_compare
 from harness.report.plots_many import BARS_UP_TO, category_heatmap, system_intervals
 from harness.stats.methods import display_order, evidence_notes
-from harness.stats.shown import ShownIntervals, short_label
+from harness.stats.shown import ShownIntervals, category_interval_label, short_label
 
 #: Stable element ids of the figures (the ``<figure>`` element; its ``<svg>`` has the id plus ``-svg``).
 FIGURE_IDS: dict[str, str] = {
@@ -229,17 +229,12 @@ def section_categories(data: ReportData) -> str:
         if ncl < 2:
             no_iv.append(c)
     labels = set(data.labels)
-    vals = {
-        (lab, c): (v.mean, v.interval)
-        for (lab, c, m), v in data.category_values.items()
-        if m == "mrr" and lab in labels
-    }
-    shown = {
-        (lab, c): v.interval_dict() for (lab, c, m), v in data.category_values.items() if m == "mrr" and lab in labels
-    }
+    mrr = {(lab, c): v for (lab, c, m), v in data.category_values.items() if m == "mrr" and lab in labels}
+    vals = {k: (v.mean, v.interval) for k, v in mrr.items()}
+    shown = {k: v.interval_dict() for k, v in mrr.items()}
     many = len(data.labels) > BARS_UP_TO
     draw = category_heatmap if many else category_bars
-    label, source = category_interval_label(v for (lab, c, m), v in data.category_values.items() if m == "mrr")
+    label, source = category_interval_label(mrr.values())
     fig = draw(data.categories, notes, data.labels, vals, metric_label="MRR", level=data.level, interval_label=label)
     svg = figure_svg(fig, FIGURE_IDS["category"], title=f"MRR per question category with {label} intervals")
     cap = (
