@@ -8,7 +8,9 @@ and, for a ``.npy`` array, its shape and dtype (from the header), plus kind-spec
 On every load :func:`check_manifest` compares, cheaply: the file set, each size, each ``.npy`` header's shape and
 dtype, and the facts. The content hash is taken again **only** for a file whose ``(size, mtime_ns)`` differs from the
 manifest's: an unchanged 19 GB index is never re-read (a few ``stat`` calls and headers per load). When the hash
-still matches (a copy, a ``touch``), the manifest's ``mtime_ns`` is refreshed so the next load is cheap again.
+still matches (a copy, a ``touch``), the manifest's ``mtime_ns`` is refreshed so the next load is cheap again; in a
+read-only work directory (a copy made without its mtimes) the refresh is skipped and the file is verified by content
+on each load, never refused for its mtime alone.
 
 A store that is legitimately changed by other writers between builds (the embedding cache, the corpus database)
 passes ``verify=``: a function run instead of the hash comparison when the file changed, which returns a problem or
@@ -31,6 +33,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.errors import HarnessError
 from harness.io import atomic_write_json, sha256_file, stderr_notice
 
 __all__ = [
@@ -208,9 +211,11 @@ def check_manifest(
     if facts is not None and dict(facts) != man.facts:
         diff = sorted(k for k in set(facts) | set(man.facts) if dict(facts).get(k) != man.facts.get(k))
         return f"{manifest_path.name}: {', '.join(diff)} differ from the manifest"
-    if changed:  # verified again: record the new stamps so the next load is cheap (best effort: read-only is fine)
+    if changed:  # verified again: record the new stamps so the next load is cheap (best effort: read-only is fine,
+        # the write's one-line HarnessError included: a copy without mtimes in a read-only work directory is verified
+        # by content on every load instead)
         files_now = {**man.files, **changed}
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, HarnessError):
             atomic_write_json(manifest_path, man.model_copy(update={"files": files_now}).model_dump(mode="json"))
     return None
 

@@ -32,7 +32,7 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized
 
-from harness.derived import check_manifest, write_manifest
+from harness.derived import check_manifest, remove_derived, write_manifest
 from harness.errors import HarnessInputError
 from harness.ranking import Ranking, cut_in_tie, id_rank, top_k_by_score
 from harness.retrieve.analyzer import SpanishAnalyzer
@@ -271,8 +271,8 @@ class BM25Index:
             self.retriever.save(str(tmp), show_progress=False)
             (tmp / "ids.json").write_text(json.dumps(self.ids, ensure_ascii=False), encoding="utf-8")
             write_manifest(tmp / MANIFEST, "bm25-index", _index_files(tmp))
-            if folder.exists():
-                shutil.rmtree(folder)
+            if folder.exists() or folder.is_symlink():
+                remove_derived(folder)  # a folder, or a file in its place (issue 44 item 19)
             os.replace(tmp, folder)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -284,7 +284,7 @@ class BM25Index:
         array shapes and dtypes on every call, the sha256 only of a file whose size or mtime changed), else the
         problem (a missing folder or manifest is one)."""
         if not folder.is_dir():
-            return "missing"
+            return "not a folder" if folder.exists() or folder.is_symlink() else "missing"
         return check_manifest(folder / MANIFEST, "bm25-index", _index_files(folder))
 
     @classmethod

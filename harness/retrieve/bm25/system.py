@@ -156,7 +156,10 @@ class BM25System:
         self.folders = {lv: root / f"{lv}-{key[lv]}" for lv in ("chunk", "document")}
         missing = [lv for lv, f in self.folders.items() if not (f / "ids.json").exists()]
         for lv, f in self.folders.items():  # a damaged or unverifiable index is rebuilt, never used (issue 26 item 2)
-            problem = None if lv in missing else BM25Index.check(f)
+            if not f.is_dir() and (f.exists() or f.is_symlink()):  # a file (or a dangling link) in the folder's place
+                problem = "not a folder (a file in the index folder's place)"
+            else:
+                problem = None if lv in missing else BM25Index.check(f)
             if problem is not None:
                 damaged_notice(f"bm25: {lv} index", f, problem)
                 try:
@@ -166,7 +169,8 @@ class BM25System:
                         f"{f}: BM25 {lv} index fails its check ({problem}) and cannot be removed to rebuild it "
                         f"({exc.strerror or exc})"
                     ) from None
-                missing.append(lv)
+                if lv not in missing:
+                    missing.append(lv)
         built: dict[str, BM25Index] = {}
         if missing:
             t0 = time.perf_counter()
