@@ -30,6 +30,7 @@ import re
 import shutil
 import sys
 import tempfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -507,7 +508,7 @@ def read_jsonl(path: str | Path) -> list[tuple[int, dict]]:
     if path.suffix == ".gz":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:  # not gzip, truncated, a damaged deflate stream
             raise HarnessInputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     try:
         text = data.decode("utf-8")

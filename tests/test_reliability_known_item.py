@@ -1,5 +1,10 @@
 """Issue 44 items 4-6: the known-item caches and study folders are verified derived files.
 
+Item 4: ``gate --known-item`` trusted ``outcomes.jsonl.gz`` as it was (every candidate hit set to 1 gave PASS; hits of
+5, -7 or ``true`` were averaged in; a damaged gzip gave tracebacks). The folder now records the sha256 of its files in
+``summary.json`` and is verified on read (:mod:`harness.evaluation.known_item_folder`): one line naming the file,
+record and field, exit 2. Item 6: a ``known-item --sample`` folder is refused by the gate, as ``coverage`` refuses it.
+
 Item 5: the outcome and token caches (``<workdir>/known-item/``) carry a manifest like the BM25, vector, evidence and
 embedding caches: an entry rewritten (every hit 1), truncated, overwritten in place (size and mtime kept), or written
 before the stamp is never used; it is rebuilt with one ``harness: known-item ... cache`` notice and the study's
@@ -8,6 +13,7 @@ numbers equal the undamaged ones.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -18,8 +24,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_known_item import KW, write_corpus
+from typer.testing import CliRunner
 
+import harness.evaluation.known_item_folder as known_item_folder
 import harness.studies.known_item.study as study
+from harness.cli import app
 from harness.derived import file_facts
 from harness.studies.known_item.cache import cache_folder
 
@@ -170,3 +179,155 @@ def test_the_cache_entries_carry_manifests(tmp_path):
     tok = _token_entry(wd)
     man = json.loads(tok.with_name(tok.stem + ".manifest.json").read_text("utf-8"))
     assert man["kind"] == "known-item-tokens" and len(man["files"][tok.name]["sha256"]) == 64
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Items 4 and 6: `gate --known-item` verifies the folder (recorded sha256s, every value's type and range, the
+# summary's means) and refuses a `known-item --sample` folder.
+
+
+def _gate(ki: Path, *more: str):
+    args = ["gate", "--known-item", str(ki), "--baseline-system", "bm25", "--candidate-system", "tfidf"]
+    return CliRunner().invoke(app, [*args, "--known-item-margin", "0.01", *more])
+
+
+def _error_line(r) -> str:
+    assert r.exit_code == 2, r.output
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
+    return " ".join(lines[0].split())
+
+
+@pytest.fixture
+def ki(tmp_path) -> Path:
+    corpus = write_corpus(tmp_path / "corpus")
+    study.run_known_item(corpus, tmp_path / "ki", systems="bm25,tfidf", workers=1, **KW)
+    return tmp_path / "ki"
+
+
+def _edit(ki: Path, change, *, system: str = "tfidf", first_only: bool = False) -> int:
+    """Apply ``change(record)`` to the records of ``system`` in outcomes.jsonl.gz; the first changed line number."""
+    path = ki / "outcomes.jsonl.gz"
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    first = 0
+    for i, line in enumerate(lines):
+        rec = json.loads(line)
+        if rec["system"] == system and not (first_only and first):
+            change(rec)
+            lines[i] = json.dumps(rec)
+            first = first or i + 1
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0))
+    return first
+
+
+def _set(field, value):
+    return lambda rec: rec.__setitem__(field, value)
+
+
+def _every_hit(rec):
+    rec["hit"], rec["rank"] = 1, 1
+
+
+def test_a_known_item_folder_records_its_hashes_and_passes_its_checks(ki):
+    summary = json.loads((ki / "summary.json").read_text("utf-8"))
+    assert sorted(summary["content_sha256"]) == ["outcomes.jsonl.gz", "per_document.jsonl"]
+    assert study.HASHED_FILES == known_item_folder.HASHED_FILES
+    got = known_item_folder.verify_folder(ki, log=pytest.fail)  # no notice for a hashed folder
+    assert got.hashed and len(got.records) == 2 * summary["counts"]["queries"]
+    r = _gate(ki)
+    assert r.exit_code in (0, 1, 3) and "error" not in r.output and "content_sha256" not in r.output, r.output
+
+
+@pytest.mark.parametrize(
+    ("change", "first_only", "words"),
+    [
+        (_set("hit", 5), True, "field hit: must be the integer 0 or 1, got 5"),
+        (_set("hit", -7), True, "field hit: must be the integer 0 or 1, got -7"),
+        (_set("hit", True), True, "field hit: must be the integer 0 or 1, got True"),
+        (_set("hit", 0.5), True, "field hit: must be the integer 0 or 1, got 0.5"),
+        (_set("rank", 0), True, "field rank: must be null or an integer >= 1, got 0"),
+        (_set("chunk_index", "1"), True, "field chunk_index: must be an integer >= 0"),
+        (_set("tie", 3), True, "field tie: must be true or false, got 3"),
+        (_set("system", "nope"), True, "field system: 'nope' is not a system the summary lists"),
+    ],
+    ids=["hit 5", "hit -7", "hit true", "hit 0.5", "rank 0", "chunk_index a string", "tie 3", "unknown system"],
+)
+def test_a_value_out_of_type_or_range_is_one_line_naming_file_record_and_field(ki, change, first_only, words):
+    line = _edit(ki, change, first_only=first_only)
+    msg = _error_line(_gate(ki))
+    assert f"{ki / 'outcomes.jsonl.gz'}:{line}: record " in msg and words in msg, msg
+
+
+def test_every_candidate_hit_set_to_1_is_refused(ki):
+    _edit(ki, _every_hit)
+    msg = _error_line(_gate(ki))
+    assert f"{ki / 'summary.json'}: field systems.tfidf.hits:" in msg and "changed after harness wrote it" in msg
+
+
+def test_outcomes_and_summary_edited_together_fail_the_recorded_hash(ki):
+    _edit(ki, _every_hit)
+    path = ki / "summary.json"
+    summary = json.loads(path.read_text("utf-8"))
+    s = summary["systems"]["tfidf"]
+    s["hits"] = s["queries"]
+    s["micro_hit1"] = s["mrr_first_same_doc"] = 1.0
+    path.write_text(json.dumps(summary), "utf-8")
+    msg = _error_line(_gate(ki))
+    assert msg.startswith(f"error: {ki / 'outcomes.jsonl.gz'}: sha256 ") and "field content_sha256" in msg, msg
+
+
+def test_an_edited_per_document_file_fails_the_recorded_hash(ki):
+    path = ki / "per_document.jsonl"
+    path.write_text(path.read_text("utf-8").replace('"s": 0', '"s": 1', 1), "utf-8")
+    msg = _error_line(_gate(ki))
+    assert f"{path}: sha256 " in msg and "field content_sha256" in msg, msg
+
+
+def _flip_deflate(path: Path) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[12:20] = b"\xff" * 8  # the deflate stream starts after the 10-byte gzip header
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),  # truncated: EOFError
+        lambda p: p.write_bytes(b"not gzip at all"),  # BadGzipFile
+        _flip_deflate,  # zlib.error
+    ],
+    ids=["truncated", "not gzip", "damaged deflate stream"],
+)
+def test_a_damaged_gzip_is_one_line(ki, damage):
+    damage(ki / "outcomes.jsonl.gz")
+    msg = _error_line(_gate(ki))
+    assert f"{ki / 'outcomes.jsonl.gz'}: cannot read" in msg, msg
+
+
+def test_a_folder_written_before_the_hashes_is_checked_and_noted(ki):
+    path = ki / "summary.json"
+    summary = json.loads(path.read_text("utf-8"))
+    del summary["content_sha256"]
+    path.write_text(json.dumps(summary), "utf-8")
+    r = _gate(ki)
+    notes = [x for x in r.output.splitlines() if "no content_sha256" in x]
+    assert r.exit_code in (0, 1, 3) and len(notes) == 1 and notes[0].startswith("harness: "), r.output
+    line = _edit(ki, _set("hit", 5), first_only=True)  # ranges are still checked
+    assert f"outcomes.jsonl.gz:{line}: record " in _error_line_after_note(_gate(ki))
+    _edit(ki, lambda rec: rec.update(hit=0, rank=None))  # valid values, but not the summary's means
+    assert "field systems.tfidf." in _error_line_after_note(_gate(ki))
+
+
+def _error_line_after_note(r) -> str:
+    assert r.exit_code == 2, r.output
+    lines = [x for x in r.output.splitlines() if x.strip() and "no content_sha256" not in x]
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
+    return " ".join(lines[0].split())
+
+
+def test_a_sampled_known_item_folder_is_refused_by_the_gate(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus")
+    out = tmp_path / "ki"
+    study.run_known_item(corpus, out, systems="bm25,tfidf", workers=1, sample=3, design="pps", seed=1, **KW)
+    msg = _error_line(_gate(out))
+    assert f"{out / 'summary.json'}: field sample:" in msg and "without --sample" in msg, msg

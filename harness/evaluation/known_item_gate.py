@@ -25,9 +25,12 @@ for this check rests on the study of ``benchmarks/known_item_gate_coverage.py`` 
 The check is a **proxy for source attribution** (does the system put a chunk of the right document first for a
 passage of that document?), not answer quality: it belongs beside the gold-set checks as a guard.
 
-Errors (exit 2, :class:`harness.errors.HarnessInputError`): a KI_DIR that is not a known-item output, a system it
-does not hold, a candidate without an outcome for a chunk-query of the baseline (naming the system and the chunk),
-and, with run records, a KI_DIR whose corpus hash, chunking or system configurations differ from the runs'.
+Errors (exit 2, :class:`harness.errors.HarnessInputError`): a KI_DIR that is not a known-item output, one written
+by ``known-item --sample`` (its chunk-queries are a PPS or SRS sample of documents, not the corpus's census), one
+that fails its verification (:mod:`harness.evaluation.known_item_folder`: recorded sha256s, every value's type and
+range, the summary's means), a system it does not hold, a candidate without an outcome for a chunk-query of the
+baseline (naming the system and the chunk), and, with run records, a KI_DIR whose corpus hash, chunking or system
+configurations differ from the runs'.
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ import numpy as np
 from harness.defaults import DEFAULT_CHUNK_DEPTH
 from harness.errors import HarnessInputError
 from harness.evaluation.gate import EXIT_CODES, ON_INCONCLUSIVE, GateCheck, GateVerdict, combine, judge
+from harness.evaluation.known_item_folder import verify_folder
 from harness.evaluation.pairing import PairedValues
-from harness.io import read_json, read_jsonl
+from harness.io import read_json
 from harness.stats.batched import ClusterBatch, t_crit
 
 __all__ = [
@@ -122,10 +126,15 @@ def _outcome(rec: dict, metric: str) -> float:
 def load_pair(ki_dir: str | Path, baseline: str, candidate: str, metric: str = "hit@1") -> KnownItemPair:
     """Read and pair two systems' outcomes from a known-item output folder.
 
+    The folder is verified first (:func:`harness.evaluation.known_item_folder.verify_folder`: the sha256 its summary
+    records, every outcome's type and range, the summary's means against the outcomes).
+
     Raises:
-        HarnessInputError: no ``summary.json`` / ``outcomes.jsonl.gz``; an unknown metric; a system the folder does
-            not hold (naming those it holds); a chunk-query of the baseline the candidate has no outcome for, or one
-            outcome given twice (naming the system and the chunk).
+        HarnessInputError: no ``summary.json`` / ``outcomes.jsonl.gz``; a folder written by ``known-item --sample``
+            (a sample, not the census the check's interval assumes); a folder that fails its verification (naming
+            the file, record and field); an unknown metric; a system the folder does not hold (naming those it
+            holds); a chunk-query of the baseline the candidate has no outcome for, or one outcome given twice
+            (naming the system and the chunk).
     """
     if metric not in KI_METRICS:
         raise HarnessInputError(f"--known-item-metric: {metric!r} is not one of {', '.join(KI_METRICS)}")
@@ -137,6 +146,14 @@ def load_pair(ki_dir: str | Path, baseline: str, candidate: str, metric: str = "
             "write it with harness known-item --systems A,B --out DIR)"
         )
     summary = read_json(summary_path)
+    if isinstance(summary, dict) and "sample" in summary:
+        raise HarnessInputError(
+            f"--known-item {summary_path}: field sample: a sampled known-item study (harness known-item --sample) "
+            "holds a sample of documents, not this corpus's census, and the check's interval assumes the census; "
+            "gate on a known-item folder written without --sample"
+        )
+    ki = verify_folder(folder)  # hashes, every value's type and range, the summary's means (issue 44 item 4)
+    summary = ki.summary
     held = list((summary.get("systems") or {}).keys())
     for flag, name in (("--baseline-system", baseline), ("--candidate-system", candidate)):
         if not name:
@@ -146,16 +163,11 @@ def load_pair(ki_dir: str | Path, baseline: str, candidate: str, metric: str = "
     values: dict[str, dict[str, float]] = {baseline: {}, candidate: {}}
     docs: dict[str, str] = {}
     path = folder / "outcomes.jsonl.gz"
-    for line_no, rec in read_jsonl(path):
+    for _line_no, rec in ki.records:  # each checked by verify_folder: types, ranges, no chunk-query twice
         sys_name = rec.get("system")
         if sys_name not in values:
             continue
-        try:
-            chunk = f"{rec['doc_id']}#{int(rec['chunk_index'])}"
-        except (KeyError, TypeError, ValueError):
-            raise HarnessInputError(f"{path}:{line_no}: fields doc_id and chunk_index expected") from None
-        if chunk in values[sys_name]:
-            raise HarnessInputError(f"{path}:{line_no}: system {sys_name}: chunk-query {chunk} given twice")
+        chunk = f"{rec['doc_id']}#{rec['chunk_index']}"
         values[sys_name][chunk] = _outcome(rec, metric)
         docs[chunk] = str(rec["doc_id"])
     base, cand = values[baseline], values[candidate]

@@ -3,7 +3,9 @@
 by the coverage study (:func:`run_study`); their output files; the paired comparison of two systems.
 
 Files written (atomically, into ``out_dir``): ``outcomes.jsonl.gz`` (one record per system and query),
-``per_document.jsonl`` (per system and document: ``n``, ``s``, ``rate``), ``summary.json``.
+``per_document.jsonl`` (per system and document: ``n``, ``s``, ``rate``), ``summary.json`` (last; its field
+``content_sha256`` records the other two files' sha256, verified by :mod:`harness.evaluation.known_item_folder`
+when the folder is read back).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.errors import HarnessInputError
-from harness.io import atomic_directory, atomic_write_json, check_output_location, read_jsonl
+from harness.io import atomic_directory, atomic_write_json, check_output_location, read_jsonl, sha256_file
 from harness.progress import progress_bar, stage
 from harness.ranking import id_rank as rank_ids
 from harness.studies.coverage import CoverageResult, design_diagnostics, run_coverage
@@ -47,6 +49,10 @@ __all__ = [
     "run_known_item",
     "run_study",
 ]
+
+HASHED_FILES = ("outcomes.jsonl.gz", "per_document.jsonl")
+"""The files whose sha256 ``summary.json`` records (field ``content_sha256``); the same names as
+:data:`harness.evaluation.known_item_folder.HASHED_FILES`, which verifies them."""
 
 #: Figures of the published study (1,300 regulatory documents, 33,503 chunks of 100 words, 20-word queries, BM25).
 PUBLISHED = {
@@ -409,6 +415,8 @@ def _write_outputs(
                     )
                 )
         (tmp / "per_document.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        # verified when read back (harness.evaluation.known_item_folder, HASHED_FILES)
+        summary["content_sha256"] = {name: sha256_file(tmp / name) for name in HASHED_FILES}
         atomic_write_json(tmp / "summary.json", summary)
 
 
