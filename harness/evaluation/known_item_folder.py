@@ -62,21 +62,20 @@ def _int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def check_outcome(rec: dict, where: str, systems: set[str] | None) -> str:
+def check_outcome(rec: dict, path: Path, line: int, systems: set[str] | None) -> str:
     """The problem of one ``outcomes.jsonl.gz`` record, raised (module docstring, rule 1); returns its system.
 
     Args:
-        rec: the record; where: ``<file>:<line>`` for the message; systems: the names the summary lists (``None``:
-            any string).
+        rec: the record; path, line: where it was read (named in the message); systems: the names the summary lists
+            (``None``: any string).
 
     Raises:
         HarnessInputError: ``<file>:<line>: record <doc>#<chunk> of system <name>: field <f>: <why>``.
     """
     doc, ci, sys_name = rec.get("doc_id"), rec.get("chunk_index"), rec.get("system")
-    label = f"record {doc}#{ci} of system {sys_name}"
 
     def bad(field: str, why: str) -> HarnessInputError:
-        return HarnessInputError(f"{where}: {label}: field {field}: {why}")
+        return HarnessInputError(f"{path}:{line}: record {doc}#{ci} of system {sys_name}: field {field}: {why}")
 
     for field in ("system", "doc_id", "chunk_index", "hit"):
         if field not in rec:
@@ -178,7 +177,7 @@ def verify_folder(folder: str | Path, *, log: Callable[[str], None] | None = std
     seen: set[tuple[str, str, int]] = set()
     tallies: dict[str, tuple[int, int, float]] = {}
     for line, rec in records:
-        name = check_outcome(rec, f"{outcomes}:{line}", names)
+        name = check_outcome(rec, outcomes, line, names)
         key = (name, rec["doc_id"], rec["chunk_index"])
         if key in seen:
             raise HarnessInputError(
