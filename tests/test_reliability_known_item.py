@@ -3,7 +3,8 @@
 Item 4: ``gate --known-item`` trusted ``outcomes.jsonl.gz`` as it was (every candidate hit set to 1 gave PASS; hits of
 5, -7 or ``true`` were averaged in; a damaged gzip gave tracebacks). The folder now records the sha256 of its files in
 ``summary.json`` and is verified on read (:mod:`harness.evaluation.known_item_folder`): one line naming the file,
-record and field, exit 2. Item 6: a ``known-item --sample`` folder is refused by the gate, as ``coverage`` refuses it.
+record and field, exit 2; ``coverage`` checks the recorded sha256 of the file it reads. Item 6: a ``known-item
+--sample`` folder is refused by the gate, as ``coverage`` refuses it.
 
 Item 5: the outcome and token caches (``<workdir>/known-item/``) carry a manifest like the BM25, vector, evidence and
 embedding caches: an entry rewritten (every hit 1), truncated, overwritten in place (size and mtime kept), or written
@@ -30,6 +31,8 @@ import harness.evaluation.known_item_folder as known_item_folder
 import harness.studies.known_item.study as study
 from harness.cli import app
 from harness.derived import file_facts
+from harness.errors import HarnessInputError
+from harness.studies.coverage.population import load_population
 from harness.studies.known_item.cache import cache_folder
 
 FIELDS = ("hit", "rank", "tie", "tie_decided_hit", "empty_query", "top_chunk")
@@ -331,3 +334,16 @@ def test_a_sampled_known_item_folder_is_refused_by_the_gate(tmp_path):
     study.run_known_item(corpus, out, systems="bm25,tfidf", workers=1, sample=3, design="pps", seed=1, **KW)
     msg = _error_line(_gate(out))
     assert f"{out / 'summary.json'}: field sample:" in msg and "without --sample" in msg, msg
+
+
+@pytest.mark.parametrize(("outcome", "name"), [("hit", "per_document.jsonl"), ("rr", "outcomes.jsonl.gz")])
+def test_coverage_refuses_a_known_item_file_that_fails_its_recorded_hash(ki, outcome, name):
+    assert load_population(ki, system="bm25", outcome=outcome).n.sum() > 0
+    path = ki / name
+    if name.endswith(".gz"):
+        _edit(ki, _every_hit, system="bm25")
+    else:
+        path.write_text(path.read_text("utf-8").replace('"s": 0', '"s": 1', 1), "utf-8")
+    with pytest.raises(HarnessInputError, match="recorded in .*summary.json field content_sha256") as err:
+        load_population(ki, system="bm25", outcome=outcome)
+    assert str(err.value).startswith(f"{path}: sha256 ")

@@ -29,7 +29,7 @@ import numpy as np
 
 from harness.errors import HarnessInputError
 from harness.inputs import read_input_text
-from harness.io import read_jsonl
+from harness.io import read_json, read_jsonl, sha256_file
 from harness.metrics import DEFAULT_CHUNK_DEPTH
 
 #: Reciprocal ranks count ranks up to this depth (the run's default chunk depth); deeper ranks give 0.
@@ -163,7 +163,8 @@ def load_population(
         HarnessInputError: missing file or field, unknown system or outcome, a record with ``n < 1`` or ``s`` outside
             ``[0, n]``, a rank that is not a positive integer, queries of ``system`` and ``minus`` that differ, a CSV
             row with a bad value (each message names the file, line, record and field), a folder written by
-            ``harness known-item --sample`` (its queries are a sample, not the population).
+            ``harness known-item --sample`` (its queries are a sample, not the population), a file whose sha256
+            differs from the one ``summary.json`` records.
     """
     path = Path(source)
     if outcome not in OUTCOMES:
@@ -176,8 +177,26 @@ def load_population(
     if summary.is_file() and '"sample":' in summary.read_text(encoding="utf-8"):
         raise HarnessInputError(f"{summary}: field sample: a sampled known-item study is not a population")
     if outcome == "hit" and minus is None:
+        _check_recorded_hash(summary, path / "per_document.jsonl")
         return _load_known_item(path / "per_document.jsonl", system)
+    _check_recorded_hash(summary, path / "outcomes.jsonl.gz")
     return _load_outcomes(path / "outcomes.jsonl.gz", system, outcome, minus, int(rr_depth))
+
+
+def _check_recorded_hash(summary: Path, file: Path) -> None:
+    """Refuse ``file`` when the known-item ``summary`` records its sha256 (field ``content_sha256``, written since
+    issue 44) and the bytes differ: a file edited after harness wrote the folder (checked in full, with every value's
+    type and the summary's means, by ``gate --known-item``: :mod:`harness.evaluation.known_item_folder`)."""
+    if not summary.is_file() or not file.is_file():
+        return
+    listed = read_json(summary)
+    want = listed.get("content_sha256", {}) if isinstance(listed, dict) else {}
+    want = want.get(file.name) if isinstance(want, dict) else None
+    if want is not None and (got := sha256_file(file)) != want:
+        raise HarnessInputError(
+            f"{file}: sha256 {got[:12]}… differs from {str(want)[:12]}… recorded in {summary} field content_sha256: "
+            "the file was changed after harness wrote the folder; refusing it"
+        )
 
 
 def _load_known_item(path: Path, system: str | None) -> Population:
