@@ -5,7 +5,10 @@ separated) that ``evaluate`` and trec_eval read back. So an id that comes in fro
 file or a gold-set import must be non-empty and hold no whitespace and no control character; and a **document** id
 must hold no ``#``, the separator of chunk ids ``<doc_id>#<index>`` (a BEIR document ``a#1`` would be read back as
 chunk 1 of document ``a``: its run scored MRR 1.0 and its own export 0.0). Such ids are refused where they enter,
-naming the record, rather than escaped: every file the harness writes keeps the ids as the user gave them.
+naming the record, rather than escaped: every file the harness writes keeps the ids as the user gave them. A
+document id enters through a corpus (``metadata.jsonl``'s ``doc_id``, or a walked file's name:
+:mod:`harness.corpus.source`), a BEIR ``corpus.jsonl``, qrels (TREC or BEIR), a rankings file's ``docs`` (or a TREC
+file read with ``--level document``) and a plugin's ``docs`` ranking; each is checked with ``document=True``.
 """
 
 from __future__ import annotations

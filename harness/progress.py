@@ -3,9 +3,10 @@ length, on stderr.
 
 On a terminal they are rich displays removed when done (``transient``). Elsewhere (a CI log, ``2>err``) a step is
 never silent: it writes plain lines to stderr, whatever ``--format`` the result takes on stdout (:class:`PlainLines`):
-one when it starts, then one at least every ``HARNESS_PROGRESS_INTERVAL`` seconds (default 30; from a timer thread,
-so a slow batch cannot hold them back) with ``done/total``, the percentage, the elapsed time and the ETA (elapsed *
-remaining / done, the rate so far), and one when it ends::
+one when it starts, then one at least every ``HARNESS_PROGRESS_INTERVAL`` seconds (default 30, at most 86,400: a
+larger value is clamped with one ``note:`` line; from a timer thread, so a slow batch cannot hold them back) with
+``done/total``, the percentage, the elapsed time and the ETA (elapsed * remaining / done, the rate so far), and one
+when it ends::
 
     embed use-multilingual-v3: started, 91960 to do
     embed use-multilingual-v3: 7424/91960 (8 %), 30 s elapsed, ETA 5 min 42 s
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterator
 
 __all__ = [
     "DEFAULT_INTERVAL",
+    "MAX_INTERVAL",
     "PLAIN_LINE",
     "PlainLines",
     "interval",
@@ -41,6 +43,10 @@ _ENABLED = True
 
 DEFAULT_INTERVAL = 30.0
 """Seconds between two plain progress lines when ``HARNESS_PROGRESS_INTERVAL`` is not set."""
+
+MAX_INTERVAL = 86400.0
+"""The longest interval between two plain progress lines (one day); a larger ``HARNESS_PROGRESS_INTERVAL`` is
+clamped to it (``threading``'s waits overflow beyond ``threading.TIMEOUT_MAX``, about 292 years on Linux)."""
 
 PLAIN_LINE = re.compile(
     r"^.+: (started(, \d+ to do)?|running, .+ elapsed|\d+/\d+ \(\d+ %\), .+ elapsed, ETA .+|done(, \d+/\d+)? in .+)$"
@@ -60,13 +66,40 @@ def is_enabled() -> bool:
 
 
 def interval() -> float:
-    """Seconds between plain progress lines: ``HARNESS_PROGRESS_INTERVAL`` when it is a finite number > 0, else
-    :data:`DEFAULT_INTERVAL`."""
+    """Seconds between plain progress lines: ``HARNESS_PROGRESS_INTERVAL`` when it is a finite number > 0 (at most
+    :data:`MAX_INTERVAL`), else :data:`DEFAULT_INTERVAL`.
+
+    A value that is set but unusable (not a number, not finite, not > 0) gives :data:`DEFAULT_INTERVAL` and one
+    ``note:`` line on stderr; one above :data:`MAX_INTERVAL` (``1e18`` made the timer thread raise
+    ``OverflowError``) is clamped to it, with one ``note:`` line. Each note is written once per process and value.
+    """
+    raw = os.environ.get("HARNESS_PROGRESS_INTERVAL", "")
     try:
-        value = float(os.environ.get("HARNESS_PROGRESS_INTERVAL", ""))
+        value = float(raw)
     except ValueError:
+        value = math.nan
+    if raw.strip() == "":
         return DEFAULT_INTERVAL
-    return value if math.isfinite(value) and value > 0 else DEFAULT_INTERVAL
+    if not (math.isfinite(value) and value > 0):
+        _note_once(raw, f"is not a number of seconds > 0; using the default, {DEFAULT_INTERVAL:g} s")
+        return DEFAULT_INTERVAL
+    if value > MAX_INTERVAL:
+        _note_once(raw, f"is above the largest interval, {MAX_INTERVAL:g} s (one day); using {MAX_INTERVAL:g} s")
+        return MAX_INTERVAL
+    return value
+
+
+_NOTED: set[str] = set()
+
+
+def _note_once(raw: str, why: str) -> None:
+    if raw in _NOTED:
+        return
+    _NOTED.add(raw)
+    from harness.io import stderr_notice
+
+    shown = ascii(raw if len(raw) <= 40 else raw[:40] + "...")
+    stderr_notice(f"note: HARNESS_PROGRESS_INTERVAL={shown} {why}")
 
 
 def _duration(seconds: float) -> str:
@@ -88,7 +121,8 @@ class PlainLines:
     """
 
     def __init__(self, label: str, total: int | None, *, every: float | None = None, stream=None) -> None:
-        self.label, self.total, self.every, self.stream = label, total, every or interval(), stream
+        self.label, self.total, self.stream = label, total, stream
+        self.every = min(every or interval(), MAX_INTERVAL)  # a wait beyond threading.TIMEOUT_MAX overflows
         self.done = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()

@@ -18,7 +18,7 @@ from harness.errors import HarnessInputError
 from harness.goldset.clusters import question_clusters
 from harness.goldset.io import load_goldset
 from harness.goldset.schema import GoldRecord
-from harness.goldset.split import assign_split, split_cost
+from harness.goldset.split import SplitRefusedError, assign_split, split_cost
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "datasets" / "mx-leyes-dof-eval-v1"
@@ -99,11 +99,14 @@ def test_split_cost_golden_values():
 )
 def test_property_clusters_whole_both_sides_deterministic(rows, seed):
     recs = [rec(f"Q{i}", cat, [f"d{doc}"]) for i, (cat, doc) in enumerate(rows)]
+    if len({doc for _, doc in rows}) == 1:  # one cluster: no split with two non-empty sides (exit 1)
+        with pytest.raises(SplitRefusedError, match="one cluster"):
+            assign_split(recs, seed=seed)
+        return
     plan = assign_split(recs, seed=seed)
     check_whole_clusters(recs, plan.split)
     assert set(plan.split) == {r.qid for r in recs}
-    if plan.n_clusters >= 2:
-        assert plan.clusters["dev"] >= 1 and plan.clusters["test"] >= 1
+    assert plan.clusters["dev"] >= 1 and plan.clusters["test"] >= 1
     # per-category imbalance is never worse than whole clusters force: moving no single cluster improves it
     assert plan == assign_split(recs, seed=seed)
 

@@ -58,11 +58,12 @@ def test_pps_draws_are_proportional_to_queries(tmp_path):
 
 def test_pps_sample_reports_hansen_hurwitz_logit(tmp_path):
     corpus = write_corpus(tmp_path / "c")
-    res = run_known_item(corpus, tmp_path / "out", systems="bm25,tfidf", workers=1, sample=6, design="pps", seed=4,
-                         **KW)  # fmt: skip
+    res = run_known_item(
+        corpus, tmp_path / "out", systems="bm25,tfidf", workers=1, sample=5, design="pps", seed=4, **KW
+    )  # fmt: skip  (5 draws: at most the 5 documents with queries)
     smp = res.summary["sample"]
     drawn = [d["doc_id"] for d in smp["draws"]]
-    assert len(drawn) == 6 and smp["documents"] == len(set(drawn)) and smp["design"] == "pps"
+    assert len(drawn) == 5 and smp["documents"] == len(set(drawn)) and smp["design"] == "pps"
     assert all(d["p"] == pytest.approx(0.2) for d in smp["draws"])
     assert smp["queries"] == sum(QUERIES[d] for d in set(drawn))
     assert "chunk-weighted mean" in smp["estimand"]
@@ -75,7 +76,7 @@ def test_pps_sample_reports_hansen_hurwitz_logit(tmp_path):
         r = np.asarray([rates[d] for d in drawn])
         m, lo, hi = _hh_logit(r)
         iv = smp["systems"]["bm25"][metric]
-        assert iv["method"] == "hansen_hurwitz_logit" and iv["df"] == 5
+        assert iv["method"] == "hansen_hurwitz_logit" and iv["df"] == 4
         assert iv["estimate"] == pytest.approx(m, abs=1e-12)
         assert (iv["lower"], iv["upper"]) == pytest.approx((lo, hi), abs=1e-12)
     diff = smp["paired"]["bm25 - tfidf"]["hit@1"]
@@ -83,7 +84,7 @@ def test_pps_sample_reports_hansen_hurwitz_logit(tmp_path):
     with pytest.raises(HarnessInputError, match="field sample: a sampled known-item study is not a population"):
         load_population(tmp_path / "out", outcome="rr")
     md = render("known-item", res, None)
-    assert "Sample of 6 documents (pps, seed 4)" in md and "hansen\\_hurwitz\\_logit" in md
+    assert "Sample of 5 documents (pps, seed 4)" in md and "hansen\\_hurwitz\\_logit" in md
 
 
 def test_srs_sample_says_coverage_is_not_guaranteed(tmp_path):

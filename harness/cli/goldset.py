@@ -348,7 +348,8 @@ def goldset_split(
     """Assign dev/test splits, whole clusters (questions sharing a gold document) on one side, categories balanced.
 
     Writes the set as a new minor version (records and manifest carry the split; change log names the seed). Exit 0
-    written, 1 the new set fails its contract (nothing written), 2 unusable input.
+    written, 1 the new set fails its contract or cannot be split (one cluster; nothing written), 2 unusable input
+    (records edited after their release among them).
     """
     from harness.curation.splitset import write_split
     from harness.report.validation import render

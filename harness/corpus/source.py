@@ -5,7 +5,9 @@ folder, inside it); optional ``title``, ``date`` (ISO), ``institution``, ``doc_t
 ``collection``; other keys are kept in ``extra``. Without ``metadata.jsonl`` every ``**/*.md`` file is a document
 whose id is its path without the ``.md`` suffix (``SOURCE.md`` and ``README.md`` at the top are not documents).
 Every metadata string (ids included) is read in NFC (:mod:`harness.nfc`), except ``path``, which names a file as the
-file system holds it; two documents whose ids differ only in their Unicode form are one id twice (refused).
+file system holds it; two documents whose ids differ only in their Unicode form are one id twice (refused). A
+document id, from either source, follows :mod:`harness.ids` (no whitespace, control character or ``#``, the
+separator of chunk ids): one that does not is refused naming the file, line and field.
 
 Symbolic links: a document reached through a link (a linked file, or a file inside a linked folder) must resolve
 inside the corpus folder; one that leads outside is refused, naming the link and its target, whether the documents
@@ -30,6 +32,7 @@ from pathlib import Path, PurePosixPath
 
 from harness.corpus.chunker import Chunk, Chunker, decode_source
 from harness.errors import HarnessInputError
+from harness.ids import check_item_id, id_problem
 from harness.io import canonical_json, read_jsonl
 from harness.nfc import nfc
 
@@ -175,6 +178,7 @@ def _read_metadata(root: Path) -> list[DocMeta]:
             doc_id = str(doc_id)
         if not isinstance(doc_id, str) or not doc_id.strip():
             raise HarnessInputError(f"{where}: field doc_id: missing or not a string")
+        check_item_id(doc_id, f"{where}: field doc_id", what="document id", document=True)  # '#', whitespace
         if doc_id in seen_ids:
             raise HarnessInputError(f"{where}: field doc_id: duplicate {doc_id!r} (first at line {seen_ids[doc_id]})")
         seen_ids[doc_id] = line
@@ -232,6 +236,7 @@ def _discover(root: Path) -> list[DocMeta]:
         if rel in ("SOURCE.md", "README.md"):
             continue
         doc_id = nfc(rel[: -len(".md")])
+        check_item_id(doc_id, f"{root / rel}: field doc_id (the file name)", what="document id", document=True)
         if doc_id in seen:
             raise HarnessInputError(
                 f"{root / rel}: document id {doc_id!r} (in NFC) is also the id of {root / seen[doc_id]}: two file "
@@ -273,6 +278,8 @@ def scan_corpus(corpus_dir: str | Path, *, name: str | None = None, stat_cache: 
             cached = None if hit is None else [DocMeta(**rec) for rec in hit[0]]
         except TypeError:  # a record of other fields: scan in full
             cached = None
+        if cached is not None and any(id_problem(d.doc_id, document=True) for d in cached):
+            cached = None  # recorded before ids were checked: the full scan names the record
         if cached is not None and hit is not None:
             return CorpusSource(root=root, name=name or root.resolve().name, docs=cached, corpus_hash=hit[1])
         meta_key = scan_cache.stat_key(root / "metadata.jsonl")  # before reading it: a later edit is noticed

@@ -84,9 +84,9 @@ Judgements = dict[str, dict[str, tuple[int, int]]]
 """``{qid: {docid: (rel, line)}}`` in order of first appearance."""
 
 
-def _add(out: Judgements, path: Path, line: int, qid: str, docid: str, rel_text: str, *, beir: bool = False) -> None:
+def _add(out: Judgements, path: Path, line: int, qid: str, docid: str, rel_text: str) -> None:
     check_item_id(qid, f"{path}:{line}", what="query id")
-    check_item_id(docid, f"{path}:{line}: query {qid}", what="document id", document=beir)
+    check_item_id(docid, f"{path}:{line}: query {qid}", what="document id", document=True)
     try:
         rel = int(rel_text)
     except ValueError:
@@ -130,7 +130,7 @@ def _read_beir_qrels(path: Path) -> Judgements:
             continue  # the header line: query-id corpus-id score
         if len(cols) != 3:
             raise HarnessInputError(f"{path}:{i}: expected 3 tab-separated columns 'query-id corpus-id score'")
-        _add(out, path, i, cols[0].strip(), cols[1].strip(), cols[2].strip(), beir=True)
+        _add(out, path, i, cols[0].strip(), cols[1].strip(), cols[2].strip())
     return out
 
 

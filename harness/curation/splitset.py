@@ -9,8 +9,11 @@ folder is the input folder copied (refusing symbolic links, :func:`harness.curat
   per category;
 * the README's generated statistics section regenerated (:mod:`harness.goldset.readme`).
 
-The new set is validated against the input's contract (structural rules; the split rules V016/V017 among them)
-before anything is written; the input is never modified.
+The records are first checked against the manifest's ``records_sha256`` (records edited after their release are
+refused, as ``run`` and ``validate`` refuse them, rather than versioned without a word), and a set whose questions
+form one cluster is refused (exit 1: one side would be empty). The new set is validated against the input's
+contract (structural rules; the split rules V016/V017 among them) before anything is written; the input is never
+modified.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from harness.goldset.split import SplitPlan, assign_split
 from harness.io import read_json, read_jsonl, sha256_bytes
 from harness.validate.core import resolve_contract, validate_goldset
 from harness.validate.report import ValidationReport
+from harness.validate.scoring import check_records_hash
 
 __all__ = ["SplitWritten", "write_split"]
 
@@ -82,7 +86,10 @@ def write_split(
 
     Raises:
         HarnessInputError: not a dataset folder, no manifest, a symbolic link in it, an existing ``out_dir`` or one
-            inside the input, a bad fraction, fewer than two questions, no contract found.
+            inside the input, records that differ from the manifest's ``records_sha256`` (edited after the release:
+            :func:`harness.validate.scoring.check_records_hash`), a bad fraction, fewer than two questions, no
+            contract found (exit 2).
+        SplitRefusedError: every question in one cluster: no split has two non-empty sides (exit 1).
     """
     src = Path(dataset_dir)
     out = Path(out_dir)
@@ -96,8 +103,9 @@ def write_split(
     gs = load_goldset(src)
     if gs.manifest is None or gs.manifest_path is None:  # pragma: no cover - a folder always has a manifest
         raise HarnessInputError(f"{src}: field manifest: missing")
+    check_records_hash(gs)  # records edited after their release are not versioned silently
     the_contract = resolve_contract(gs, contract)
-    plan = assign_split(gs.records, seed=seed, dev_fraction=dev_fraction)
+    plan = assign_split(gs.records, seed=seed, dev_fraction=dev_fraction, where=str(gs.records_path))
 
     rows = read_jsonl(gs.records_path)
     text_lines = gs.records_path.read_text(encoding="utf-8").splitlines()

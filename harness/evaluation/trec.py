@@ -124,16 +124,18 @@ def _pairs(value, where: str, field: str, qid: str, line: int) -> list[_Entry]:
         raise HarnessInputError(f"{where}: field {field}: expected a list")
     out = []
     n = len(value)
+    document = field == "docs"  # a document id holds no '#' (harness.ids)
     for i, item in enumerate(value):
         if isinstance(item, str | int) and not isinstance(item, bool):
-            out.append(_Entry(nfc(check_item_id(item, f"{where}: field {field}[{i}]")), float(n - i), None, line))
+            item_id = nfc(check_item_id(item, f"{where}: field {field}[{i}]", document=document))
+            out.append(_Entry(item_id, float(n - i), None, line))
         elif (
             isinstance(item, list)
             and len(item) == 2
             and isinstance(item[1], int | float)
             and not isinstance(item[1], bool)
         ):
-            item_id = nfc(check_item_id(item[0], f"{where}: field {field}[{i}]"))
+            item_id = nfc(check_item_id(item[0], f"{where}: field {field}[{i}]", document=document))
             out.append(_Entry(item_id, _score(item[1], where, qid, f"{field}[{i}]"), None, line))
         else:
             raise HarnessInputError(f"{where}: field {field}[{i}]: expected [id, score] or id")
@@ -205,7 +207,7 @@ def read_rankings(
                 raise HarnessInputError(f"{where}: expected 6 columns 'qid Q0 id rank score tag', got {len(parts)}")
             qid, _q0, item, rank, score, tag = nfc(parts)
             check_item_id(qid, where, what="query id")  # whitespace cannot occur here; control characters can
-            check_item_id(item, where)
+            check_item_id(item, where, document=level == "document")  # '#' makes an id a chunk's without --level
             try:
                 s = float(score)
             except ValueError:

@@ -7,7 +7,8 @@ document as gold. Among the assignments that keep clusters whole, the one chosen
     cost = sum over categories c of |dev_c - f * n_c|  +  0.001 * |dev - f * n|
 
 (``n_c`` questions of category ``c``, ``dev_c`` of them on dev, ``f`` the dev fraction, default 0.5; both sides must
-be non-empty when there are two clusters or more). Categories therefore split as evenly as whole clusters allow, and
+be non-empty). A gold set whose questions form a single cluster cannot be split so (one side would be empty): it is
+refused with :class:`SplitRefusedError`, exit 1. Categories therefore split as evenly as whole clusters allow, and
 the total only breaks ties. The search is a seeded local search (:func:`assign_split`): a random start from
 ``random.Random(seed)``, then single-cluster moves and dev/test cluster swaps while one lowers the cost, restarted
 :data:`RESTARTS` times; the lowest cost wins, the first found among equals. The same records and seed give the same
@@ -30,16 +31,23 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from harness.errors import HarnessInputError
+from harness.errors import HarnessError, HarnessInputError
 from harness.goldset.clusters import question_clusters
 from harness.goldset.schema import GoldRecord
 
-__all__ = ["RESTARTS", "SplitPlan", "assign_split", "split_cost"]
+__all__ = ["RESTARTS", "SplitPlan", "SplitRefusedError", "assign_split", "split_cost"]
 
 RESTARTS = 32
 """Seeded restarts of the local search; the lowest cost over all of them is kept."""
 
 _TOTAL_WEIGHT = 0.001
+
+
+class SplitRefusedError(HarnessError):
+    """No dev/test split keeps whole clusters and both sides non-empty (every question in one cluster); exit 1, like
+    a split set that fails its contract: the input is readable, the split it asks for cannot exist."""
+
+    exit_code = 1
 
 
 @dataclass
@@ -89,29 +97,39 @@ def split_cost(dev_counts: Sequence[float], totals: Sequence[float], fraction: f
     return cat + _TOTAL_WEIGHT * abs(sum(dev_counts) - fraction * sum(totals))
 
 
-def assign_split(records: Sequence[GoldRecord], *, seed: int, dev_fraction: float = 0.5) -> SplitPlan:
+def assign_split(
+    records: Sequence[GoldRecord], *, seed: int, dev_fraction: float = 0.5, where: str = "gold set"
+) -> SplitPlan:
     """Assign every question to dev or test, whole clusters together, categories balanced (module docstring).
 
     Args:
-        records: the gold records (at least two).
+        records: the gold records (at least two, in at least two clusters).
         seed: any integer; the same records and seed give the same plan.
         dev_fraction: share of questions to put on dev, in (0, 1).
+        where: what the error messages name (the records file).
 
     Returns:
         The :class:`SplitPlan` of lowest cost found.
 
     Raises:
-        HarnessInputError: fewer than two questions, or a fraction outside (0, 1).
+        HarnessInputError: fewer than two questions, or a fraction outside (0, 1) (exit 2).
+        SplitRefusedError: every question in one cluster (exit 1).
     """
     if not 0.0 < dev_fraction < 1.0:
         raise HarnessInputError(f"--dev-fraction {dev_fraction!r}: must lie strictly between 0 and 1")
     if len(records) < 2:
-        raise HarnessInputError(f"gold set: {len(records)} question(s); a dev/test split needs at least two")
+        raise HarnessInputError(f"{where}: {len(records)} question(s); a dev/test split needs at least two")
     labels = question_clusters(records)
     members: dict[str, list[GoldRecord]] = {}
     for r in records:
         members.setdefault(labels[r.qid], []).append(r)
     names = list(members)
+    if len(names) < 2:
+        raise SplitRefusedError(
+            f"{where}: field gold_documents: all {len(records)} questions are one cluster (each shares a gold "
+            "document with another, directly or through others); a split keeps a cluster on one side, so the other "
+            "side would be empty: nothing written"
+        )
     cats = list(dict.fromkeys(r.category for r in records))
     col = {c: i for i, c in enumerate(cats)}
     vec = [[0] * len(cats) for _ in names]
@@ -122,7 +140,7 @@ def assign_split(records: Sequence[GoldRecord], *, seed: int, dev_fraction: floa
     n = len(names)
 
     def cost_of(dev: list[int], on_dev: int) -> float:
-        if n >= 2 and (on_dev == 0 or on_dev == n):
+        if on_dev == 0 or on_dev == n:  # both sides non-empty (n >= 2 clusters here)
             return float("inf")
         return split_cost(dev, totals, dev_fraction)
 

@@ -29,19 +29,20 @@ column          meaning
 ==============  ==========================================================================================
 
 Values are written with Python's ``repr`` of the float (round-trips exactly). A question a metric is omitted for
-(no located quote) has no ``question`` row for it. Fields are quoted by the :mod:`csv` module where needed (a
-comma, tab, quote or line break in an id); nothing else is altered, so ids read back as they are.
+(no located quote) has no ``question`` row for it. Every cell goes through :func:`harness.tabular.delimited_text`
+(the one CSV/TSV writer): fields are quoted by the :mod:`csv` module where needed (a comma, tab, quote or line break
+in an id), and a string cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading
+``'`` (spreadsheet formula injection, OWASP; numbers stay numbers); nothing else is altered.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from harness.metrics import MetricSpec
 from harness.stats.shown import ShownIntervals
+from harness.tabular import delimited_text
 
 __all__ = ["COLUMNS", "delimited", "format_csv", "format_tsv", "run_rows"]
 
@@ -81,22 +82,11 @@ def run_rows(rec) -> list[dict[str, Any]]:
     return out
 
 
-def _cell(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
-
-
 def delimited(rows: Iterable[dict[str, Any]], delimiter: str = ",", columns: Sequence[str] = COLUMNS) -> str:
-    """``rows`` as CSV (``delimiter=","``) or TSV (``"\\t"``) text with a header line, ``\\n`` line ends."""
-    buf = io.StringIO()
-    w = csv.writer(buf, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-    w.writerow(columns)
-    for r in rows:
-        w.writerow([_cell(r.get(c)) for c in columns])
-    return buf.getvalue()
+    """``rows`` as CSV (``delimiter=","``) or TSV (``"\\t"``) text with a header line, ``\\n`` line ends; a key
+    missing from a row is an empty cell. Written by :func:`harness.tabular.delimited_text`: a string cell that begins
+    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` (formula injection)."""
+    return delimited_text(columns, ([r.get(c) for c in columns] for r in rows), delimiter)
 
 
 def _rows_of(result) -> list[dict[str, Any]]:

@@ -367,7 +367,7 @@ def load_plugin(
     return Plugin(obj=obj, spec=text, module=module, attribute=attr, path=path, sha256=digest)
 
 
-def _plugin_ranking(value, where: str, depth: int):
+def _plugin_ranking(value, where: str, depth: int, *, document: bool = False):
     if value is None:
         return None
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
@@ -377,7 +377,8 @@ def _plugin_ranking(value, where: str, depth: int):
         ok = isinstance(pair, Sequence) and not isinstance(pair, str | bytes) and len(pair) == 2
         if not ok or isinstance(pair[0], bool) or not isinstance(pair[0], str | numbers.Integral):
             raise HarnessInputError(f"{where}[{j}]: expected (id, score) with a str or int id, got {pair!r}")
-        pairs.append((check_item_id(pair[0], f"{where}[{j}]"), _real(pair[1], f"{where}[{j}]")))
+        item = check_item_id(pair[0], f"{where}[{j}]", document=document)  # a document id holds no '#'
+        pairs.append((item, _real(pair[1], f"{where}[{j}]")))
     return canonical_ranking(pairs, depth)
 
 
@@ -398,9 +399,9 @@ def check_results(results, n: int, doc_depth: int, chunk_depth: int, *, where: s
 
     Raises:
         HarnessInputError: not one result per query; a result that is neither; a ranking that is not a list of
-            ``(id, score)`` pairs with a ``str``/``int`` id (non-empty, no whitespace:
-            :func:`harness.ids.check_item_id`) and a finite real score that fits a float; flags that are not a mapping
-            or not strict JSON.
+            ``(id, score)`` pairs with a ``str``/``int`` id (non-empty, no whitespace, a document id no ``#``:
+            :func:`harness.ids.check_item_id`) and a finite real score that fits a float; flags that are not a
+            mapping or not strict JSON.
     """
     if isinstance(results, str | bytes) or not isinstance(results, Sequence) or len(results) != n:
         got = len(results) if isinstance(results, Sequence) else type(results).__name__
@@ -418,7 +419,7 @@ def check_results(results, n: int, doc_depth: int, chunk_depth: int, *, where: s
         check_json_value(dict(flags), f"{where}: result {i}: flags")
         out.append(
             QueryResult(
-                docs=_plugin_ranking(docs, f"{where}: result {i}: docs", doc_depth),
+                docs=_plugin_ranking(docs, f"{where}: result {i}: docs", doc_depth, document=True),
                 chunks=_plugin_ranking(chunks, f"{where}: result {i}: chunks", chunk_depth),
                 flags=dict(flags),
             )

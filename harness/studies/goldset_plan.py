@@ -25,7 +25,7 @@ from pathlib import Path
 from harness.errors import HarnessInputError
 from harness.io import atomic_directory
 from harness.studies.known_item.corpus import chunk_corpus
-from harness.studies.known_item.sample import draw_documents
+from harness.studies.known_item.sample import bound_draws, draw_documents
 
 
 @dataclass
@@ -68,12 +68,14 @@ def plan_goldset(
     """Draw the plan (module docstring) and write the new dataset folder ``out_dir``.
 
     Raises:
-        HarnessInputError: ``out_dir`` exists; an unreadable corpus; an unknown design; too few documents.
+        HarnessInputError: ``out_dir`` exists; an unreadable corpus; an unknown design; too few documents, or more
+            than the corpus holds (:func:`harness.studies.known_item.sample.bound_draws`).
     """
     out = Path(out_dir)
     if out.exists():
         raise HarnessInputError(f"--out {out}: already exists; refusing to overwrite")
     cc = chunk_corpus(corpus_dir, chunk_words=chunk_words, query_words=query_words)
+    bound_draws(cc, documents, design, field="--documents", per_document=False)
     sample = draw_documents(cc, documents, design, seed)
     draws = [
         {"draw": j, "doc_id": cc.doc_ids[d], "p": float(p)}

@@ -85,6 +85,19 @@ class RuleResult:
     checks: int = 0
     findings: list[Finding] = field(default_factory=list)
 
+    def to_dict(self) -> dict[str, Any]:
+        """``dataclasses.asdict(self)``, built directly (asdict's deep copy made most of the time of a 20,000-record
+        report; ``details`` hold JSON values, copied one level)."""
+        return {
+            "code": self.code,
+            "status": self.status,
+            "checks": self.checks,
+            "findings": [
+                {"status": f.status, "message": f.message, "where": f.where, "details": dict(f.details)}
+                for f in self.findings
+            ],
+        }
+
 
 @dataclass
 class RecordResult:
@@ -227,6 +240,7 @@ class ValidationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (deterministic: no timings)."""
+        summary = self.rule_summary()
         return {
             "status": self.status,
             "exit_code": self.exit_code,
@@ -234,11 +248,11 @@ class ValidationReport:
             "contract": self.contract,
             "corpus": self.corpus,
             "counts": asdict(self.counts),
-            "rules": [asdict(r) | {"summary": self.rule_summary()[r.code]} for r in self.rules],
-            "dataset_results": [asdict(r) for r in self.dataset_results],
+            "rules": [asdict(r) | {"summary": summary[r.code]} for r in self.rules],
+            "dataset_results": [r.to_dict() for r in self.dataset_results],
             "records": [
                 {"index": r.index, "id": r.id, "line": r.line, "category": r.category, "status": r.status}
-                | {"rules": [asdict(x) for x in r.rules]}
+                | {"rules": [x.to_dict() for x in r.rules]}
                 for r in self.records
             ],
             "correction": asdict(self.correction) if self.correction else None,

@@ -33,7 +33,7 @@ from harness.goldset.io import GoldSet
 from harness.validate.report import Finding
 from harness.validate.rules import RULES, Context
 
-__all__ = ["STRUCTURAL_RULES", "ScoringCheck", "check_before_scoring", "scoring_view"]
+__all__ = ["STRUCTURAL_RULES", "ScoringCheck", "check_before_scoring", "check_records_hash", "scoring_view"]
 
 STRUCTURAL_RULES: tuple[str, ...] = ("V020", "V033")
 """Record rules checked before scoring with or without a corpus: unique ids (two records with one id would share
@@ -75,7 +75,16 @@ def _where(goldset: GoldSet, qid: str | None) -> str:
     return f"{goldset.records_path}:{goldset.line_of.get(qid, '?')}: record {qid}"
 
 
-def _check_records_hash(goldset: GoldSet) -> str:
+def check_records_hash(goldset: GoldSet) -> str:
+    """Refuse records edited after their version was written: a manifest's ``records_sha256`` must be the records
+    file's sha256 (rule 1 of the module docstring; also checked by ``goldset split`` before it versions the records).
+
+    Returns:
+        ``"checked"``, ``"not declared"`` (no ``records_sha256``) or ``"no manifest"``.
+
+    Raises:
+        HarnessInputError: the hashes differ (naming the records file and the manifest; exit 2).
+    """
     m = goldset.manifest
     if m is None:
         return "no manifest"
@@ -130,7 +139,7 @@ def check_before_scoring(goldset: GoldSet, view: CorpusView | None = None) -> Sc
             as ``<records>:<line>: record <id>: <code> <rule>: field <where>: <message>`` (and how many other checks
             failed; ``harness validate`` lists them all). Exit code 2.
     """
-    records_hash = _check_records_hash(goldset)
+    records_hash = check_records_hash(goldset)
     if view is not None:
         _check_identity(goldset, view)
     lines = [goldset.line_of.get(r.qid) for r in goldset.records]

@@ -19,6 +19,7 @@ from pathlib import Path
 from harness.errors import HarnessInputError
 from harness.io import atomic_write_json, atomic_write_text, read_json
 from harness.studies.coverage.catalog import METHODS, PUBLISHED_COVERAGE
+from harness.tabular import delimited_text
 
 
 @dataclass
@@ -199,10 +200,8 @@ def write_coverage(result: CoverageResult, out_dir: str | Path, *, plots: PlotWr
     files.append(str(out / "coverage.json"))
     cols = ["design", "K", "key", "method", "target", "fpc", "coverage", "mc_margin", "mean_width", "median_width"]
     cols += ["infinite_share", "default"]
-    lines = [",".join(cols)]
-    for r in result.table_rows():
-        lines.append(",".join(str(r.get(c, "")) for c in cols))
-    atomic_write_text(out / "coverage.csv", "\n".join(lines) + "\n")
+    rows = ([r.get(c) for c in cols] for r in result.table_rows())
+    atomic_write_text(out / "coverage.csv", delimited_text(cols, rows))  # formula injection neutralised
     files.append(str(out / "coverage.csv"))
     if plots:
         files.extend(str(p) for p in plots(result.to_dict(), out))

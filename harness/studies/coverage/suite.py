@@ -14,7 +14,6 @@ same (an interrupted suite resumes where it stopped).
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +29,7 @@ from harness.studies.coverage.results import CoverageResult
 from harness.studies.coverage.study import run_coverage
 from harness.studies.coverage.synthetic import synthetic_population
 from harness.studies.options import CoverageOptions
+from harness.tabular import delimited_text
 
 SYNTHETIC = "synthetic"
 
@@ -269,11 +269,10 @@ def write_suite(suite: SuiteResult, out_dir: str | Path) -> list[str]:
     atomic_write_json(out / "suite.json", suite.to_dict())
     cols = ["population", "design", "K", "key", "method", "target", "fpc", "coverage", "mc_margin", "mean_width",
             "median_width", "infinite_share", "default"]  # fmt: skip
-    lines = [",".join(cols)]
-    for res in suite.results:
-        for r in res.table_rows():
-            lines.append(",".join(json.dumps(res.label) if c == "population" else str(r.get(c, "")) for c in cols))
-    atomic_write_text(out / "suite.csv", "\n".join(lines) + "\n")
+    rows = (
+        [res.label if c == "population" else r.get(c) for c in cols] for res in suite.results for r in res.table_rows()
+    )
+    atomic_write_text(out / "suite.csv", delimited_text(cols, rows))  # formula injection neutralised
     return [str(out / "suite.json"), str(out / "suite.csv")]
 
 

@@ -13,6 +13,8 @@ reciprocal rank):
 * ``srs``: K documents drawn at random without replacement; CR2 over the queries clustered by document, which on
   this corpus's populations covers far less than 95 % (the output says "coverage not guaranteed").
 
+K is bounded before any draw (:func:`bound_draws`): at most the documents with queries, in both designs.
+
 Randomness: ``numpy.random.default_rng(seed)``; the draws are recorded (document id and probability).
 """
 
@@ -64,6 +66,40 @@ def draw_documents(cc: ChunkedCorpus, k: int, design: str = "pps", seed: int = 0
         raise HarnessInputError(f"--sample {k}: only {eligible.size} documents have queries")
     docs = rng.choice(eligible, size=k, replace=False)
     return DocumentSample(docs, np.full(k, 1.0 / eligible.size), design, seed)
+
+
+def bound_draws(cc: ChunkedCorpus, k: int, design: str, *, field: str, per_document: bool) -> None:
+    """Refuse ``k`` draws beyond the population's size, before any draw (``10**12`` draws ended in a
+    ``MemoryError``), with one line naming the option.
+
+    Bounds: ``srs`` (without replacement) draws at most D, the documents with queries. ``pps`` (with replacement):
+    with ``per_document`` (a sampled known-item study) at most D too, since K draws touch at most min(K, D) documents
+    and a census of the D searches no more and has no sampling error; without it (a gold-set plan, one question or
+    more per draw) at most Q, the chunk-queries the draws are proportional to.
+
+    Raises:
+        HarnessInputError: an unknown design; ``k`` above the bound (exit 2), naming ``field``, the bound and the
+            population.
+    """
+    if design not in DESIGNS:
+        raise HarnessInputError(f"--design {design!r}: expected one of {', '.join(DESIGNS)}")
+    q = np.bincount(cc.chunk_doc[cc.query_chunks], minlength=len(cc.doc_ids))
+    n_docs, n_queries = int(np.count_nonzero(q)), int(cc.query_chunks.size)
+    if design == "srs" and k > n_docs:
+        raise HarnessInputError(
+            f"{field} {k:,}: only {n_docs:,} documents have queries (srs draws without replacement); draw at most "
+            f"{n_docs:,}"
+        )
+    if design == "pps" and per_document and k > n_docs:
+        raise HarnessInputError(
+            f"{field} {k:,}: more draws than the {n_docs:,} documents with queries; draw at most {n_docs:,}, or "
+            "search them all (without --sample: the census, no sampling error)"
+        )
+    if design == "pps" and k > n_queries:
+        raise HarnessInputError(
+            f"{field} {k:,}: more draws than the {n_queries:,} chunk-queries of the {n_docs:,} documents with "
+            f"queries; draw at most {n_queries:,}"
+        )
 
 
 def restrict(cc: ChunkedCorpus, sample: DocumentSample) -> ChunkedCorpus:

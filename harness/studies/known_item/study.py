@@ -288,8 +288,9 @@ def run_known_item(
     t_chunk = time.perf_counter() - t0
     drawn = None
     if sample is not None:
-        from harness.studies.known_item.sample import draw_documents, restrict
+        from harness.studies.known_item.sample import bound_draws, draw_documents, restrict
 
+        bound_draws(cc, sample, design, field="--sample", per_document=True)
         drawn = draw_documents(cc, sample, design, seed)
         cc = restrict(cc, drawn)
     id_rank = rank_ids(cc.chunk_ids)

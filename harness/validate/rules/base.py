@@ -58,6 +58,7 @@ class Context:
     ids_at: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False)
     questions_at: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False)
     required_at: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False)
+    _both: dict[tuple[str, str], list[int]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for i, rec in enumerate(self.records):
@@ -65,6 +66,16 @@ class Context:
             self.questions_at.setdefault(normalize_question(rec.question), []).append(i)
             for doc in dict.fromkeys(str(g.document_id) for g in rec.gold_documents if g.effective_grade == 2):
                 self.required_at.setdefault(doc, []).append(i)
+
+    def required_by_both(self, a: str, b: str) -> list[int]:
+        """Indices (file order) of the records that list both ``a`` and ``b`` as required (grade 2) gold documents;
+        computed once per pair (so a pair that many records share costs one intersection, not one per record)."""
+        key = (a, b) if a <= b else (b, a)
+        got = self._both.get(key)
+        if got is None:
+            got = sorted(set(self.required_at.get(a, [])) & set(self.required_at.get(b, [])))
+            self._both[key] = got
+        return got
 
     @property
     def records(self) -> list[GoldRecord]:

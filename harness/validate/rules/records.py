@@ -19,17 +19,39 @@ from harness.validate.rules.base import (
     warn,
 )
 
+LISTED = 5
+"""Records a repeat finding names (V020, V021, V035); the rest are counted, so the findings of n records that
+repeat one id or question grow like n, not n² (issue 44 item 9: 20,000 repeats made 44 MB of findings)."""
+
+
+def _listed(ctx: Context, others: list[int], *, with_ids: bool) -> str:
+    """``SP-001 (line 3), ... and 7 more`` (at most :data:`LISTED` named)."""
+    shown = [f"{ctx.records[j].qid} ({line_of(ctx, j)})" if with_ids else line_of(ctx, j) for j in others[:LISTED]]
+    more = len(others) - len(shown)
+    return ", ".join(shown) + (f" and {more:,} more" if more else "")
+
+
+def _repeat(ctx: Context, i: int, group: list[int], subject: str, field: str, *, with_ids: bool) -> Finding:
+    """The finding of record ``i`` in ``group`` (the indices of the records that repeat one value, in file order):
+    the first names the others (at most :data:`LISTED`) and the count; each later one names the first, once."""
+    n = len(group)
+    if i == group[0]:
+        return fail(f"{subject} {_listed(ctx, group[1:], with_ids=with_ids)}", field, records=n)
+    first = _listed(ctx, group[:1], with_ids=with_ids)
+    more = f" and {n - 2:,} more record(s), listed at {line_of(ctx, group[0])}" if n > 2 else ""
+    return fail(f"{subject} {first}{more}", field, records=n, first=ctx.records[group[0]].qid)
+
 
 @rule("V020", "unique-id", scope="record", needs_corpus=False)
 def v020_unique_id(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]:
     """no duplicate ids
 
-    Checks: no other record has the same id
+    Checks: no other record has the same id (a repeated id is listed once, on its first record, with the count)
     """
-    others = [j for j in ctx.ids_at[rec.qid] if j != i]
-    if not others:
+    group = ctx.ids_at[rec.qid]
+    if len(group) == 1:
         return [ok()]
-    return [fail(f"id {rec.qid!r} is also used at {', '.join(line_of(ctx, j) for j in others)}", "id")]
+    return [_repeat(ctx, i, group, f"id {rec.qid!r} is also used at", "id", with_ids=False)]
 
 
 @rule("V021", "unique-question", scope="record", needs_corpus=False)
@@ -37,13 +59,12 @@ def v021_unique_question(ctx: Context, i: int, rec: GoldRecord) -> list[Finding]
     """no duplicate questions after normalisation
 
     Checks: no other record has the same question after normalisation (chunker normaliser, casefold, punctuation
-    dropped)
+    dropped); a repeated question is listed once, on its first record, with the count
     """
-    others = [j for j in ctx.questions_at[normalize_question(rec.question)] if j != i]
-    if not others:
+    group = ctx.questions_at[normalize_question(rec.question)]
+    if len(group) == 1:
         return [ok()]
-    ids = ", ".join(f"{ctx.records[j].qid} ({line_of(ctx, j)})" for j in others)
-    return [fail(f"the same question (after normalisation) is asked by {ids}", "question")]
+    return [_repeat(ctx, i, group, "the same question (after normalisation) is asked by", "question", with_ids=True)]
 
 
 @rule("V030", "multi-document-hops", scope="record", needs_corpus=False)
@@ -274,11 +295,11 @@ def v035_alternatives_consistent(ctx: Context, i: int, rec: GoldRecord) -> list[
         doc = str(g.document_id)
         for ai, alt in enumerate(g.alternatives):
             a = str(alt.document_id)
-            both = sorted(set(ctx.required_at.get(doc, [])) & set(ctx.required_at.get(a, [])))
+            both = ctx.required_by_both(doc, a)
             if a == doc:
                 out.append(fail(f"{doc} lists itself as an alternative", f"gold_documents[{gi}].alternatives[{ai}]"))
             elif both:
-                where = ", ".join(f"{ctx.records[j].qid} ({line_of(ctx, j)})" for j in both)
+                where = _listed(ctx, both, with_ids=True)
                 out.append(
                     fail(
                         f"{a} is an alternative of {doc} here, but {where} list(s) {doc} and {a} as two distinct "
