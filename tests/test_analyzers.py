@@ -325,3 +325,33 @@ def test_a_run_uses_the_declared_language_or_the_options_records_the_choice_and_
     assert m["analyzers"]["bm25"] == {"analyzer_id": "en-snowball-v1", "chosen_by": "option"}
     assert m["system_options"]["bm25"]["options"] == {"analyzer": "en-snowball-v1"}  # a replay keeps it
     assert not [w for w in s.get("warnings", []) if "reads as" in w]
+
+
+# ---- the known-item study -------------------------------------------------------------------------------------------
+
+
+def test_the_known_item_study_follows_the_declared_language_or_analyzer_and_warns_once(tmp_path: Path):
+    from harness.studies.known_item import run_known_item
+
+    beir = _mini_cisi(tmp_path / "cisi")
+    import_beir(beir, tmp_path / "es", required_rel=1)
+    import_beir(beir, tmp_path / "en", required_rel=1, language="en")
+    kw = {"systems": "bm25,tfidf", "workers": 1, "chunk_words": 30, "min_tail_words": 5, "query_words": 10}
+    es = run_known_item(tmp_path / "es-corpus", None, **kw).summary
+    assert es["config"]["analyzer_choice"] == {"analyzer_id": "es-snowball-fold-v1", "chosen_by": "default"}
+    assert es["warnings"] == [
+        "the corpus reads as English (en) but is analysed with es-snowball-fold-v1; pass --language en to goldset "
+        "import (or --analyzer en)"
+    ]
+    assert len(es["analyzer_notes"]) == 1
+    en = run_known_item(tmp_path / "en-corpus", None, **kw).summary
+    assert en["config"]["analyzer_choice"] == {"analyzer_id": "en-snowball-v1", "chosen_by": "corpus language"}
+    assert en["config"]["analyzer"]["analyzer_id"] == "en-snowball-v1"
+    assert en["warnings"] == [] and en["analyzer_notes"] == []
+    opt = run_known_item(tmp_path / "es-corpus", None, analyzer="en", **kw).summary
+    assert opt["config"]["analyzer_choice"] == {"analyzer_id": "en-snowball-v1", "chosen_by": "option"}
+    # the known-item hit@1 follows the analyzer: English analysis of an English corpus is not the Spanish one
+    hit1 = {k: s["systems"]["bm25"]["micro_hit1"] for k, s in (("es", es), ("en", en), ("opt", opt))}
+    assert hit1["en"] == hit1["opt"] != hit1["es"]
+    with pytest.raises(HarnessInputError, match=r"give the analyzer to the whole study with --analyzer"):
+        run_known_item(tmp_path / "en-corpus", None, **{**kw, "systems": "bm25:analyzer=pt"})
