@@ -122,6 +122,14 @@ BLOCKS: dict[str, Block] = {
         "the known-item gate's interval chosen by measurement: coverage of CR2 and Hansen-Hurwitz on the paired "
         "known-item populations, as many documents drawn with replacement as the corpus holds",
     ),
+    "own-collection": Block(
+        (sys.executable, "benchmarks/own_collection.py"),
+        "markdown",
+        "2 min",
+        "a user's own collection (CISI, English, BEIR layout) imported with --language en: harness bm25 at document "
+        "level next to bm25s + pytrec_eval run side by side (nDCG@10, AP@1000, P@10, R@100), the difference and why, "
+        "and the gate bm25 vs tfidf with its verdict",
+    ),
     "dof-scale": Block(
         (
             sys.executable,

@@ -220,6 +220,12 @@ def goldset_import(
         callback=at_least(1),
     ),
     chunker: str = typer.Option("md-words-v1", "--chunker", help="Chunker recorded for runs (no evidence cites it)."),
+    language: str = typer.Option(
+        None,
+        "--language",
+        help="BEIR: the corpus's ISO 639-1 code (en, pt, ...), written into every metadata.jsonl record (changes the "
+        "corpus hash); it picks BM25's and TF-IDF's analyzer. Without it runs use es-snowball-fold-v1.",
+    ),
 ) -> None:
     """Import TREC qrels + queries, or a BEIR folder, as a documents-only gold set.
 
@@ -247,12 +253,18 @@ def goldset_import(
             category=category,
             required_rel=required_rel,
             chunker=chunker,
+            language=language,
         )
     else:
         if qrels is None or queries is None:
             raise HarnessInputError("--qrels: give --qrels FILE and --queries FILE (or --beir DIR)")
         if corpus_out is not None:
             raise HarnessInputError("--corpus-out: only a BEIR import writes a corpus folder")
+        if language is not None:
+            raise HarnessInputError(
+                "--language: a --qrels import writes no corpus; declare the language in the corpus's metadata.jsonl "
+                '(a "language" field on every record) or pass --analyzer to run'
+            )
         check_paths([("--out", out)], [("--qrels", qrels), ("--queries", queries), ("--corpus", corpus)])
         res = import_qrels(
             qrels,
@@ -273,6 +285,8 @@ def goldset_import(
             f"{required_rel}: their recall@k, all_hop@k and hit@k are undefined (0); for binary qrels use "
             "--required-rel 1"
         )
+    for w in res.warnings:
+        warn(w)
     built = res.built
     assert built is not None
     if built.written is None:

@@ -59,6 +59,29 @@ def _timing_lines(manifest) -> list[str]:
     return out
 
 
+ANALYZER_HELP = (
+    "Analyzer of every bm25 and tfidf system of the run: an ISO 639-1 code (en, pt, es, fr, de, it; another code: "
+    "neutral-word-v1) or an analyzer id (en-snowball-v1, es-snowball-fold-v1, neutral-word-v1, ...); default: the "
+    "language the corpus's metadata.jsonl declares, else es-snowball-fold-v1 (bm25:analyzer=X for one system)."
+)
+
+
+def analyzer_defaults(analyzer: str | None) -> dict:
+    """``--analyzer`` as the ``bm25`` and ``tfidf`` defaults of a run (``{}`` when not given).
+
+    Raises:
+        HarnessInputError: an unknown analyzer (one line naming ``--analyzer``).
+    """
+    if analyzer is None:
+        return {}
+    from harness.retrieve.analyzer import analyzer_id_of
+    from harness.retrieve.bm25 import BM25Options
+    from harness.retrieve.tfidf import TfidfOptions
+
+    aid = analyzer_id_of(analyzer, where="--analyzer")
+    return {"bm25": BM25Options(analyzer=aid), "tfidf": TfidfOptions(analyzer=aid)}
+
+
 def vector_options(model, index_fraction, until, backend, binarize, rescore=None):
     """The ``vector`` options the CLI flags give (``--model``, ``--index-fraction``, ``--until``,
     ``--vector-backend``, ``--binarize``, ``--rescore``), as a :class:`~harness.retrieve.vector.VectorOptions` in
@@ -140,6 +163,7 @@ def run(
         "(centered for e5-small, sign otherwise; vector:binarize=B).",
     ),
     rescore: int = typer.Option(None, help=RESCORE_HELP, callback=at_least(0)),
+    analyzer: str = typer.Option(None, "--analyzer", help=ANALYZER_HELP),
     split: str = SPLIT,
     metrics: list[str] = METRICS,
     qids: list[str] = QIDS,
@@ -176,7 +200,7 @@ def run(
         clustering=clustering,
         seed=seed,
         bootstrap_reps=bootstrap_reps,
-        system_defaults={"vector": vector},
+        system_defaults={"vector": vector, **analyzer_defaults(analyzer)},
         split=split,
         chunker=chunker,
         metrics=chosen_metrics(metrics),

@@ -15,10 +15,13 @@ from harness.cli._common import (
     app,
     check_paths,
     emit,
+    notice,
     output_format,
     plugin_files,
     renamed,
+    warn,
 )
+from harness.cli.run import ANALYZER_HELP
 from harness.defaults import DEFAULT_CHUNK_DEPTH
 from harness.errors import HarnessInputError
 
@@ -90,6 +93,7 @@ def known_item(
         help="Seconds a py: retriever may take per block of queries (> 0; default: no limit).",
         callback=number(0, open_lower=True),
     ),
+    analyzer: str = typer.Option(None, "--analyzer", help=ANALYZER_HELP),
     fmt: str = FORMAT,
     result_out: str = RESULT_OUT,
 ) -> None:
@@ -101,6 +105,10 @@ def known_item(
     from harness.studies.known_item import run_chunk_size_sensitivity, run_known_item, run_study
     from harness.studies.options import CoverageOptions, KnownItemOptions
 
+    if analyzer is not None:
+        from harness.retrieve.analyzer import analyzer_id_of
+
+        analyzer = analyzer_id_of(analyzer, where="--analyzer")
     sizes = _csv_ints(chunk_words, "--chunk-words")
     if chunker is not None and len(sizes) > 1:
         raise HarnessInputError("--chunker: runs one chunking; give it without a list of --chunk-words")
@@ -117,6 +125,7 @@ def known_item(
         chunk_depth=chunk_depth,
         cache=not no_cache,
         plugin_timeout=plugin_timeout,
+        analyzer=analyzer,
     )
     if sample is not None and (len(sizes) > 1 or coverage):
         raise HarnessInputError("--sample: runs one chunking without --coverage")
@@ -133,7 +142,25 @@ def known_item(
         kind = "known-item"
         sampled = {} if sample is None else {"sample": sample, "design": design, "seed": seed}
         res = run_known_item(corpus, out, options, **sampled)
+    _analyzer_lines(res)
     emit(kind, res, fmt, result_out, path=out, field="--result-out")
+
+
+def _analyzer_lines(res) -> None:
+    """The analyzer's one-line note (the default was taken) and the language check's warning, once each."""
+    summaries = [getattr(res, "summary", None), *(getattr(r, "summary", None) for r in getattr(res, "results", []))]
+    seen: set[str] = set()
+    for summ in summaries:
+        if not isinstance(summ, dict):
+            continue
+        for line in summ.get("analyzer_notes", []):
+            if line not in seen:
+                seen.add(line)
+                notice(line)
+        for line in summ.get("warnings", []):
+            if line not in seen:
+                seen.add(line)
+                warn(line)
 
 
 @app.command("coverage")

@@ -2,7 +2,9 @@
 
 ``metadata.jsonl`` (one JSON object per document): required ``doc_id`` and ``path`` (relative to the corpus
 folder, inside it); optional ``title``, ``date`` (ISO), ``institution``, ``doc_type``, ``section`` or ``edition``,
-``collection``; other keys are kept in ``extra``. Without ``metadata.jsonl`` every ``**/*.md`` file is a document
+``collection``, ``language`` (an ISO 639-1 code such as ``en``: the analyzer of BM25 and TF-IDF,
+:mod:`harness.retrieve.analyzer`); other keys (``language`` included) are kept in ``extra`` and, like every field,
+enter the corpus hash. Without ``metadata.jsonl`` every ``**/*.md`` file is a document
 whose id is its path without the ``.md`` suffix (``SOURCE.md`` and ``README.md`` at the top are not documents).
 Every metadata string (ids included) is read in NFC (:mod:`harness.nfc`), except ``path``, which names a file as the
 file system holds it; two documents whose ids differ only in their Unicode form are one id twice (refused). A
@@ -25,6 +27,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -187,6 +190,12 @@ def _read_metadata(root: Path) -> list[DocMeta]:
             first = seen_paths[rel]
             raise HarnessInputError(f"{where}: record {doc_id}: field path: {rel!r} already used at line {first}")
         seen_paths[rel] = line
+        language = obj.get("language")
+        if language is not None and not (isinstance(language, str) and re.fullmatch(r"[a-z]{2}", language)):
+            raise HarnessInputError(
+                f"{where}: record {doc_id}: field language: {language!r} is not an ISO 639-1 code (two lowercase "
+                "letters, e.g. en)"
+            )
         date = obj.get("date")
         if date is not None:
             try:

@@ -21,10 +21,19 @@ evidence, so the set is *documents-only*: its chunk-level metrics are not applic
 ``null``). The starter contract says ``require_evidence = false``.
 
 A BEIR import also writes a corpus folder ``harness run`` accepts (default ``<out>-corpus``): one Markdown file per
-document, ``docs/<2 hex of sha1(id)>/<id made file-safe>.md``, holding ``# <title>`` (when the title is not empty),
-a blank line and the text (a text line that would read as a Markdown heading gets a leading backslash, which the
-quote normaliser drops, so no text is lost to a heading), and ``metadata.jsonl`` (``doc_id``, ``path``, ``title``).
-The title is indexed by BM25's document index (title + headings + text) but is not chunk text.
+document, ``docs/<2 hex of sha1(id)>/<id made file-safe>.md``, holding the text (a text line that would read as a
+Markdown heading gets a leading backslash, which the quote normaliser drops, so no text is lost to a heading and the
+file has no heading), and ``metadata.jsonl`` (``doc_id``, ``path``, ``title`` and, with ``language``, the ISO 639-1
+code every record declares). Each document is thus title + text, as BEIR's reference BM25 builds it (bm25s:
+``title + " " + text``): BM25's and TF-IDF's document index holds the title, then the text (title + headings +
+text, with no heading); the chunks are the text alone. (Before, the title was also written as a ``# <title>``
+heading, so the document index counted it twice.)
+
+``language`` (``--language en``) selects the corpus's analyzer for BM25 and TF-IDF
+(:mod:`harness.retrieve.analyzer`); it is part of each record, so it changes the corpus hash. Without it the corpus
+declares no language and runs use ``es-snowball-fold-v1``; either way the import checks a sample of the documents
+(the first :data:`~harness.retrieve.analyzer.SAMPLE_CHUNKS`, title + text) against the analyzer the runs will use
+and returns a warning when they read as another language (:func:`harness.retrieve.analyzer.language_mismatch`).
 """
 
 from __future__ import annotations
@@ -49,6 +58,14 @@ from harness.ids import check_item_id
 from harness.inputs import input_sha256, read_input_text
 from harness.io import atomic_directory, parse_jsonl, read_jsonl, sha256_file
 from harness.nfc import nfc
+from harness.retrieve.analyzer import (
+    DEFAULT_ANALYZER,
+    SAMPLE_CHARS,
+    SAMPLE_CHUNKS,
+    analyzer_for_language,
+    is_language_code,
+    language_mismatch,
+)
 
 __all__ = ["Imported", "import_beir", "import_qrels", "read_queries", "read_trec_qrels", "write_beir_corpus"]
 
@@ -78,6 +95,7 @@ class Imported:
     without_required: list[str] = field(default_factory=list)
     corpus_dir: Path | None = None
     built: BuiltDataset | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 Judgements = dict[str, dict[str, tuple[int, int]]]
@@ -337,14 +355,23 @@ def _safe_name(doc_id: str) -> str:
     return f"docs/{digest[:2]}/{safe}.md"
 
 
-def _markdown(title: str, text: str) -> str:
+def _markdown(text: str) -> str:
     body = "\n".join("\\" + ln if _HEADING_LIKE.match(ln) else ln for ln in text.replace("\r\n", "\n").split("\n"))
-    head = " ".join(title.split())
-    return (f"# {head}\n\n" if head else "") + body.strip("\n") + "\n"
+    return body.strip("\n") + "\n"
 
 
-def write_beir_corpus(corpus_jsonl: str | Path, folder: Path) -> int:
+def write_beir_corpus(
+    corpus_jsonl: str | Path, folder: Path, *, language: str | None = None, sample: list[str] | None = None
+) -> int:
     """Write BEIR ``corpus.jsonl`` as a harness corpus folder (module docstring) into ``folder`` (which exists).
+
+    Args:
+        corpus_jsonl: the BEIR corpus file (never modified).
+        folder: the new corpus folder.
+        language: an ISO 639-1 code written into every ``metadata.jsonl`` record (``None``: none written).
+        sample: when given, receives ``title + " " + text`` (cut at
+            :data:`~harness.retrieve.analyzer.SAMPLE_CHARS`) of the first
+            :data:`~harness.retrieve.analyzer.SAMPLE_CHUNKS` documents, for the language check.
 
     Returns:
         The number of documents written.
@@ -372,8 +399,12 @@ def write_beir_corpus(corpus_jsonl: str | Path, folder: Path) -> int:
             raise HarnessInputError(f"{path}:{i}: document {doc_id}: fields title and text must be strings")
         rel = _safe_name(doc_id)
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_text(_markdown(title, text), encoding="utf-8")
-        meta.append({"doc_id": doc_id, "path": rel, "title": title or None})
+        (folder / rel).write_text(_markdown(text), encoding="utf-8")
+        meta.append(
+            {"doc_id": doc_id, "path": rel, "title": title or None, **({"language": language} if language else {})}
+        )
+        if sample is not None and len(sample) < SAMPLE_CHUNKS:
+            sample.append(f"{title} {text}"[:SAMPLE_CHARS])
     if not meta:
         raise HarnessInputError(f"{path}: no documents")
     (folder / "metadata.jsonl").write_text(
@@ -393,6 +424,7 @@ def import_beir(
     category: str = "imported",
     required_rel: int = 2,
     chunker: str = "md-words-v1",
+    language: str | None = None,
 ) -> Imported:
     """A BEIR folder -> a corpus folder and a documents-only dataset folder (module docstring).
 
@@ -405,14 +437,17 @@ def import_beir(
         split: ``test``, ``dev`` or ``train``: which qrels file.
         corpus_out: the new corpus folder (default ``<out>-corpus``; must not exist).
         name: gold-set name (default ``<BEIR folder name>-<split>``); other arguments as :func:`import_qrels`.
+        language: the corpus's ISO 639-1 code, written into every ``metadata.jsonl`` record (module docstring).
 
     Returns:
         :class:`Imported`; ``corpus_dir`` is ``corpus_out`` (written only when ``built.written`` is set).
 
     Raises:
         HarnessInputError: missing files, malformed lines, unknown chunker, ``out`` or ``corpus_out`` exists or
-            overlaps the BEIR folder.
+            overlaps the BEIR folder, ``language`` not a two-letter lowercase code.
     """
+    if language is not None and not is_language_code(language):
+        raise HarnessInputError(f"--language {language!r}: expected an ISO 639-1 code (two lowercase letters, e.g. en)")
     if split not in ("test", "dev", "train"):
         raise HarnessInputError(f"--split {split!r}: expected test, dev or train")
     if required_rel < 1:
@@ -436,10 +471,12 @@ def import_beir(
         "queries_sha256": input_sha256(beir / "queries.jsonl"),
         "qrels_sha256": input_sha256(qrels_path),
         "required_rel": required_rel,
+        **({"language": language} if language else {}),
     }
+    sample: list[str] = []
     try:
         with atomic_directory(corpus_out, inputs=(beir, out), kind="corpus", field="--corpus-out") as tmp:
-            authoring["documents"] = write_beir_corpus(beir / "corpus.jsonl", tmp)
+            authoring["documents"] = write_beir_corpus(beir / "corpus.jsonl", tmp, language=language, sample=sample)
             view = CorpusView(scan_corpus(tmp, name=corpus_out.resolve().name), chunker_obj)
             res = _records(
                 judged,
@@ -466,6 +503,10 @@ def import_beir(
                 raise _NotWritten(res)
     except _NotWritten as nw:
         return nw.res
+    analyzer = analyzer_for_language(language) if language else DEFAULT_ANALYZER
+    mismatch = language_mismatch(sample, analyzer)
+    if mismatch is not None:
+        res.warnings.append(mismatch)
     return res
 
 

@@ -237,6 +237,7 @@ def run(
             system_configs=sysset.configs(),
             extra={
                 "system_options": plan.record(),
+                "analyzers": sysset.analyzer_choices(),
                 "coverage": sysset.coverage_info(goldset),
                 "timings_s": timings,
                 "per_query_ms": per_query_ms,

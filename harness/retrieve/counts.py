@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from harness.corpus.store import Corpus
-from harness.retrieve.analyzer import SpanishAnalyzer
+from harness.retrieve.analyzer import Analyzer
 
 __all__ = [
     "chunk_term_counts",
@@ -116,7 +116,7 @@ def _concat_int32(parts: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def chunk_term_counts(analyzer: SpanishAnalyzer, batches: Iterable[Sequence[str]]):
+def chunk_term_counts(analyzer: Analyzer, batches: Iterable[Sequence[str]]):
     """Chunk texts, given as consecutive batches (e.g. :meth:`Corpus.iter_chunk_texts`), analysed one batch at a
     time straight into (item, term, count, length) arrays: no more than one batch of texts or token lists is
     alive."""
@@ -138,7 +138,7 @@ def chunk_term_counts(analyzer: SpanishAnalyzer, batches: Iterable[Sequence[str]
     return item, term, count, length, vocab
 
 
-def document_term_counts(corpus: Corpus, analyzer: SpanishAnalyzer, chunk_docs, item, term, count, length, vocab):
+def document_term_counts(corpus: Corpus, analyzer: Analyzer, chunk_docs, item, term, count, length, vocab):
     """Document-index rows from the chunk rows: title, then each new heading, then the chunk tokens.
 
     Same terms and counts as the token-list form

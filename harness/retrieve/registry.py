@@ -418,6 +418,33 @@ class SystemSet:
             self._first.setdefault(key, name)
             if key not in self._built and node.fusion is None:
                 self._built[key] = self._build(name, node)
+        self._check_analyzers()
+
+    def analyzer_choices(self) -> dict[str, dict]:
+        """``{system: {"analyzer_id", "chosen_by"}}`` of the run's ``bm25`` and ``tfidf`` systems (the manifest's
+        ``analyzers``; :class:`harness.retrieve.analyzer.AnalyzerChoice`)."""
+        out = {}
+        for name in self.plan.nodes:
+            choice = getattr(self._built.get(self.plan.key(name)), "analyzer_choice", None)
+            if choice is not None:
+                out[name] = choice.record()
+        return out
+
+    def _check_analyzers(self) -> None:
+        """Say once that the default analyzer was taken (one line through ``log``), and check a sample of the corpus
+        against each distinct analyzer in use (:func:`harness.retrieve.analyzer.language_mismatch`): a mismatch is
+        one warning of the run."""
+        from harness.retrieve.analyzer import corpus_sample, language_mismatch
+
+        choices = [c for obj in self._built.values() if (c := getattr(obj, "analyzer_choice", None)) is not None]
+        for note in dict.fromkeys(c.note for c in choices if c.note):
+            self.context.log(note)
+        ids = list(dict.fromkeys(c.analyzer_id for c in choices))
+        if ids:
+            sample = corpus_sample(self.corpus)
+            for aid in ids:
+                if (w := language_mismatch(sample, aid)) is not None:
+                    self.warnings.append(w)
 
     def _obj(self, name: str):
         return self._built[self.plan.key(name)]

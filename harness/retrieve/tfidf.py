@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from harness.corpus.store import Corpus
 from harness.progress import progress_bar, stage
 from harness.ranking import Ranking, cut_in_tie, id_rank, top_k_by_score
-from harness.retrieve.analyzer import SpanishAnalyzer
+from harness.retrieve.analyzer import Analyzer, SpanishAnalyzer, option_analyzer, system_analyzer
 from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.bm25.system import ANALYSIS_BATCH, combine_levels
 from harness.retrieve.counts import chunk_term_counts, counted_batches, document_term_counts, query_term_matrix
@@ -44,10 +45,20 @@ SEARCH_BLOCK = 64
 
 
 class TfidfOptions(BaseModel):
-    """Options of a ``tfidf`` system (none: the weights are :data:`TFIDF_PARAMS` over the ``es-snowball-fold-v1``
-    analyzer). Unknown keys are refused."""
+    """Options of a ``tfidf`` system: the weights are :data:`TFIDF_PARAMS`; ``analyzer`` (``tfidf:analyzer=en``: an
+    analyzer id, ``neutral`` or an ISO 639-1 code, stored as the id; default ``None``: the run's ``--analyzer``, else
+    the corpus's declared language, else ``es-snowball-fold-v1``, :func:`harness.retrieve.analyzer.choose_analyzer`).
+    Options equal to their defaults are not recorded; unknown keys are refused."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    record_defaults: ClassVar[bool] = False
+
+    analyzer: str | None = None
+
+    @field_validator("analyzer", mode="before")
+    @classmethod
+    def _analyzer_id(cls, value):
+        return option_analyzer(value)
 
 
 class TfidfIndex:
@@ -123,7 +134,7 @@ class TfidfSystem:
 
     name = "tfidf"
 
-    def __init__(self, corpus: Corpus, *, analyzer: SpanishAnalyzer | None = None, progress: bool = False):
+    def __init__(self, corpus: Corpus, *, analyzer: Analyzer | None = None, progress: bool = False):
         self.analyzer = analyzer or SpanishAnalyzer()
         t0 = time.perf_counter()
         chunk_ids, chunk_docs = corpus.chunk_keys()
@@ -173,6 +184,8 @@ def open_tfidf_system(context: SystemContext, options: TfidfOptions) -> TfidfSys
     """The ``tfidf`` system of a run (registry factory): both indexes built in memory; says how long through
     ``context.log``."""
     t0 = time.perf_counter()
-    system = TfidfSystem(context.corpus, progress=context.progress)
+    analyzer, choice = system_analyzer(context, (options or TfidfOptions()).analyzer)
+    system = TfidfSystem(context.corpus, analyzer=analyzer, progress=context.progress)
+    system.analyzer_choice = choice
     context.log(f"tfidf: indexes built in memory in {time.perf_counter() - t0:.1f} s (analysis + chunk and document)")
     return system

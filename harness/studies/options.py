@@ -46,6 +46,9 @@ class KnownItemOptions:
         cache: with ``workdir``, read and write each system's outcomes in the content-addressed cache
             (:mod:`harness.studies.known_item.cache`); ``False`` searches every system.
         plugin_timeout: seconds a ``py:`` retriever may take on one block of queries (``None``: no limit).
+        analyzer: the analyzer of the study's ``bm25`` and ``tfidf`` systems (``--analyzer``: an id, ``neutral`` or an
+            ISO 639-1 code); ``None``: the corpus's declared language, else ``es-snowball-fold-v1``
+            (:func:`harness.retrieve.analyzer.choose_analyzer`).
     """
 
     chunk_words: int = 100
@@ -65,6 +68,7 @@ class KnownItemOptions:
     seed: int = 0
     cache: bool = True
     plugin_timeout: float | None = None
+    analyzer: str | None = None
 
     @classmethod
     def of(cls, options: KnownItemOptions | None = None, **fields: Any) -> KnownItemOptions:

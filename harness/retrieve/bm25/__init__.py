@@ -1,4 +1,5 @@
-"""BM25 retrieval with bm25s over the Spanish analyzer: a chunk index and a whole-document index.
+"""BM25 retrieval with bm25s over the corpus's analyzer (:mod:`harness.retrieve.analyzer`; ``es-snowball-fold-v1``
+unless the corpus declares a language): a chunk index and a whole-document index.
 
 * :mod:`harness.retrieve.bm25.index`: one persisted index (:class:`BM25Index`), its bit-identical integer build
   (:func:`lucene_csc`; the rows come from :func:`harness.retrieve.counts.count_terms`) and its batched search;

@@ -35,7 +35,7 @@ from bm25s.tokenization import Tokenized
 from harness.derived import check_manifest, remove_derived, write_manifest
 from harness.errors import HarnessInputError
 from harness.ranking import Ranking, cut_in_tie, id_rank, top_k_by_score
-from harness.retrieve.analyzer import SpanishAnalyzer
+from harness.retrieve.analyzer import Analyzer
 
 BM25_PARAMS = {"method": "lucene", "k1": 1.5, "b": 0.75}
 """The default parameters (Lucene's BM25, k1 1.5, b 0.75); :func:`bm25_params` gives any other set."""
@@ -209,7 +209,7 @@ class BM25Index:
         retriever: the ``bm25s.BM25`` object.
     """
 
-    def __init__(self, ids: list[str], retriever: bm25s.BM25, analyzer: SpanishAnalyzer):
+    def __init__(self, ids: list[str], retriever: bm25s.BM25, analyzer: Analyzer):
         self.ids = ids
         self.retriever = retriever
         self.analyzer = analyzer
@@ -220,7 +220,7 @@ class BM25Index:
 
     @classmethod
     def build(
-        cls, ids: list[str], token_lists: list[list[str]], analyzer: SpanishAnalyzer, params: dict | None = None
+        cls, ids: list[str], token_lists: list[list[str]], analyzer: Analyzer, params: dict | None = None
     ) -> BM25Index:
         """Index ``token_lists`` (already analysed) under ``ids`` with bm25s itself (``params``: :func:`bm25_params`,
         default :data:`BM25_PARAMS`)."""
@@ -239,7 +239,7 @@ class BM25Index:
         count: np.ndarray,
         length: np.ndarray,
         vocab: dict[str, int],
-        analyzer: SpanishAnalyzer,
+        analyzer: Analyzer,
         params: dict | None = None,
     ) -> BM25Index:
         """Like :meth:`build` from integer (item, term, count) rows, without token lists (the rows of
@@ -288,7 +288,7 @@ class BM25Index:
         return check_manifest(folder / MANIFEST, "bm25-index", _index_files(folder))
 
     @classmethod
-    def load(cls, folder: Path, analyzer: SpanishAnalyzer) -> BM25Index:
+    def load(cls, folder: Path, analyzer: Analyzer) -> BM25Index:
         """Load memory-mapped (call :meth:`check` first: this only checks that the parts agree).
 
         Raises:

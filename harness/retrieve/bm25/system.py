@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 import bm25s
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.corpus.store import Corpus
 from harness.derived import damaged_notice, remove_derived
@@ -24,7 +24,7 @@ from harness.errors import HarnessInputError
 from harness.io import canonical_json
 from harness.progress import progress_bar, stage
 from harness.ranking import Ranking
-from harness.retrieve.analyzer import SpanishAnalyzer
+from harness.retrieve.analyzer import Analyzer, SpanishAnalyzer, option_analyzer, system_analyzer
 from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.bm25.index import BM25_PARAMS, NONOCCURRENCE_METHODS, BM25Index, bm25_params
 from harness.retrieve.counts import chunk_term_counts, counted_batches, document_term_counts
@@ -41,8 +41,11 @@ class BM25Options(BaseModel):
         method: bm25s's variant (Kamphuis et al., ECIR 2020): ``lucene`` (default), ``robertson``, ``atire``,
             ``bm25l``, ``bm25+``.
         delta: the bm25l / bm25+ lower bound (>= 0; bm25s's default 0.5); refused for the other methods.
+        analyzer: an analyzer id, ``neutral`` or an ISO 639-1 code (``bm25:analyzer=pt``), stored as the id; default
+            ``None``: the run's ``--analyzer``, else the corpus's declared language, else ``es-snowball-fold-v1``
+            (:func:`harness.retrieve.analyzer.choose_analyzer`).
 
-    The analyzer is ``es-snowball-fold-v1``. Options equal to their defaults are not recorded
+    Options equal to their defaults are not recorded
     (:attr:`record_defaults` False), so ``bm25:b=0.75`` is the system ``bm25``, and a record written before the
     options existed replays unchanged. Unknown keys are refused.
     """
@@ -54,6 +57,12 @@ class BM25Options(BaseModel):
     b: float = Field(BM25_PARAMS["b"], ge=0, le=1, allow_inf_nan=False)
     method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
     delta: float | None = Field(None, ge=0, allow_inf_nan=False)
+    analyzer: str | None = None
+
+    @field_validator("analyzer", mode="before")
+    @classmethod
+    def _analyzer_id(cls, value):
+        return option_analyzer(value)
 
     @model_validator(mode="before")
     @classmethod
@@ -79,8 +88,12 @@ def open_bm25_system(context: SystemContext, options: BM25Options) -> BM25System
     """The ``bm25`` system of a run (registry factory): indexes built once per corpus, work directory and parameter
     set, then loaded; says whether they were built or loaded through ``context.log``."""
     t0 = time.perf_counter()
-    params = (options or BM25Options()).params()
-    system = BM25System(context.corpus, context.workdir, progress=context.progress, params=params)
+    options = options or BM25Options()
+    analyzer, choice = system_analyzer(context, options.analyzer)
+    system = BM25System(
+        context.corpus, context.workdir, analyzer=analyzer, progress=context.progress, params=options.params()
+    )
+    system.analyzer_choice = choice
     built = any(system.build_seconds.values())
     what = "tokenisation + chunk and document index builds + loading" if built else "loading"
     context.log(
@@ -106,7 +119,7 @@ def combine_levels(docs: Sequence[tuple[Ranking, dict]], chunks: Sequence[tuple[
     return out
 
 
-def _index_key(corpus: Corpus, analyzer: SpanishAnalyzer, level: str, params: dict = BM25_PARAMS) -> str:
+def _index_key(corpus: Corpus, analyzer: Analyzer, level: str, params: dict = BM25_PARAMS) -> str:
     payload = {
         "corpus_hash": corpus.manifest.corpus_hash,
         "chunker_id": corpus.manifest.chunker_id,
@@ -125,6 +138,8 @@ class BM25System:
     Args:
         corpus: an open :class:`~harness.corpus.store.Corpus`.
         workdir: where indexes are persisted.
+        analyzer: default ``es-snowball-fold-v1`` (:mod:`harness.retrieve.analyzer`; a run picks it by the corpus's
+            language); its config is part of the index key.
         progress: progress displays while building (:mod:`harness.progress`: a bar over the chunks tokenised, a
             spinner per index build); they change nothing built.
         params: BM25 parameters (:func:`harness.retrieve.bm25.index.bm25_params`; default Lucene k1 1.5, b 0.75);
@@ -142,7 +157,7 @@ class BM25System:
         corpus: Corpus,
         workdir: str | Path,
         *,
-        analyzer: SpanishAnalyzer | None = None,
+        analyzer: Analyzer | None = None,
         progress: bool = False,
         params: dict | None = None,
     ):

@@ -29,8 +29,10 @@ Any name of the system registry (:mod:`harness.retrieve.registry`), parsed as ``
 kinds below through a batched face, fusions (``rrf``, ``w0.75``, ``rrf:bm25+tfidf``) and ``py:MODULE:ATTR``
 retrievers through the per-query face (:mod:`.systems`); ``two-stage`` is refused. The base kinds:
 
-* ``bm25``: bm25s ``lucene`` (k1 1.5, b 0.75) over the ``es-snowball-fold-v1`` analyzer
-  (:mod:`harness.retrieve.bm25`); query terms are counted with multiplicity as bm25s does.
+* ``bm25``: bm25s ``lucene`` (k1 1.5, b 0.75) over the study's analyzer (``--analyzer``, else the language the
+  corpus's ``metadata.jsonl`` declares, else ``es-snowball-fold-v1``; :mod:`harness.retrieve.analyzer`; one analysis
+  serves every system, so a per-system ``analyzer=`` is refused) (:mod:`harness.retrieve.bm25`); query terms are
+  counted with multiplicity as bm25s does.
 * ``tfidf``: scikit-learn ``TfidfVectorizer`` (l2 norm, smooth idf, raw tf) with the same analyzer's tokens
   (``analyzer=`` callable), cosine similarity.
 * ``vector``: binary embeddings (:mod:`harness.retrieve.embed`, default model ``use``; the model's bits, sign or

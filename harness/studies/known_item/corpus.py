@@ -4,7 +4,7 @@ known-item queries (the first ``query_words`` words of each chunk of a multi-chu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +37,8 @@ class ChunkedCorpus:
         query_texts: the Q query strings.
         skipped_short: chunks of multi-chunk documents with fewer than ``query_words`` words.
         excluded_single_chunk_docs, excluded_single_chunk_chunks: documents with one chunk, and their chunks.
+        doc_languages: per document, the ``language`` its metadata declares (``None`` where none): the study's
+            analyzer (:func:`harness.retrieve.analyzer.choose_analyzer`).
     """
 
     corpus_id: str
@@ -58,6 +60,7 @@ class ChunkedCorpus:
     skipped_short: int
     excluded_single_chunk_docs: int
     excluded_single_chunk_chunks: int
+    doc_languages: list = field(default_factory=list)
 
     @property
     def n_chunks(self) -> int:
@@ -171,4 +174,5 @@ def chunk_corpus(
         skipped_short=int(np.count_nonzero(multi & ~long_enough)),
         excluded_single_chunk_docs=int(np.count_nonzero(doc_n == 1)),
         excluded_single_chunk_chunks=int(np.count_nonzero(~multi)),
+        doc_languages=[d.extra.get("language") for d in source.docs],
     )

@@ -274,6 +274,12 @@ def run_known_item(
     sample, design, seed = o.sample, o.design, o.seed
     plan = plan_study_systems(systems, vector_model)  # an unknown name is refused before any work
     systems = list(plan.names)
+    for name, node in plan.nodes.items():
+        if getattr(node.options, "analyzer", None) is not None:
+            raise HarnessInputError(
+                f"--systems: {name!r}: the known-item study analyses its chunks once for all its systems; give the "
+                "analyzer to the whole study with --analyzer"
+            )
     if chunk_depth < 1:
         raise HarnessInputError(f"--chunk-depth: {chunk_depth} is below 1")
     if out_dir is not None:  # refuse before any work: an output over an input, or a folder harness did not write
@@ -294,9 +300,11 @@ def run_known_item(
         drawn = draw_documents(cc, sample, design, seed)
         cc = restrict(cc, drawn)
     id_rank = rank_ids(cc.chunk_ids)
-    from harness.retrieve.analyzer import SpanishAnalyzer
+    from harness.retrieve.analyzer import ANALYZERS, choose_analyzer, language_mismatch
 
-    analyzer = SpanishAnalyzer()
+    choice = choose_analyzer(o.analyzer, cc.doc_languages, where="--analyzer")
+    analyzer = ANALYZERS[choice.analyzer_id]()
+    mismatch = language_mismatch(cc.texts[:: max(1, len(cc.texts) // 2000)][:2000], choice.analyzer_id)
     use_cache = o.cache and workdir is not None and drawn is None  # a sample's outcomes are not the corpus's
     keys = {n: outcome_key(cc, query_words, analyzer.config(), plan, n, chunk_depth, FACES) for n in systems}
     searched = {
@@ -344,6 +352,7 @@ def run_known_item(
             "chunk_words": chunk_words if chunker is None else None,
             "query_words": query_words,
             "analyzer": analyzer.config(),
+            "analyzer_choice": choice.record(),
             "systems": systems,
             "system_options": plan.record(),
             "chunk_depth": chunk_depth,
@@ -373,6 +382,8 @@ def run_known_item(
 
         summary["sample"] = sample_summary(cc, drawn, outcomes)
     summary["timing"]["total_seconds"] = round(time.perf_counter() - t0, 3)
+    summary["analyzer_notes"] = [choice.note] if choice.note else []
+    summary["warnings"] = [mismatch] if mismatch else []  # the language check (harness.retrieve.analyzer)
     result = KnownItemResult(
         out_dir=Path(out_dir) if out_dir is not None else None, summary=summary, corpus=cc, outcomes=outcomes
     )
