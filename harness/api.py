@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.errors import HarnessInputError
 from harness.evaluation.compare import ComparisonReport, compare_runs
 from harness.evaluation.gate import GateVerdict
 from harness.evaluation.gate import gate as _gate
@@ -115,7 +116,14 @@ class RunResult:
         """One dict per system x metric of a slice: ``system, metric, mean, lower, upper, method, n_questions,
         n_clusters`` (bounds ``None`` without an interval). ``method``: a recorded interval method (``"cr2"``), or
         ``None`` for the one every rendering shows: per outcome class the coverage rule's default for the run's
-        design (:class:`harness.stats.shown.ShownIntervals`; CR2 on the logit scale for the baseline's design)."""
+        design (:class:`harness.stats.shown.ShownIntervals`; CR2 on the logit scale for the baseline's design).
+        ``slice_name``: ``all`` or a slice the record holds (``category:<name>``, ``split:<name>``, ...).
+
+        Raises:
+            HarnessInputError: a ``slice_name`` no system of the record has, or a ``method`` that no metric of that
+                slice recorded; the message names the value, the run record and the valid choices.
+        """
+        self._check_choice(slice_name, method)
         out = []
         shown = ShownIntervals.for_run(self.record, slice_name) if method is None else None
         for system, slices in self.record.summary.systems.items():
@@ -129,6 +137,30 @@ class RunResult:
                             "method": iv.method if iv else None, "n_questions": s.n_questions,
                             "n_clusters": s.n_clusters})  # fmt: skip
         return out
+
+    def _check_choice(self, slice_name: str, method: str | None) -> None:
+        """Refuse a slice or interval method the record does not hold (:meth:`summary`, Raises)."""
+        systems = self.record.summary.systems
+        slices = list(dict.fromkeys(name for per in systems.values() for name in per))
+        where = f"run record {self.path}"
+        if slice_name not in slices:
+            raise HarnessInputError(
+                f"{where}: summary(slice_name={slice_name!r}): no such slice; the record holds "
+                f"{', '.join(slices) or 'none'}"
+            )
+        if method is None:
+            return
+        methods = list(
+            dict.fromkeys(
+                m for per in systems.values() if slice_name in per for ms in per[slice_name].overall.values()
+                for m in ms.intervals
+            )
+        )  # fmt: skip
+        if method not in methods:
+            raise HarnessInputError(
+                f"{where}: summary(method={method!r}): no interval of slice {slice_name!r} was recorded with this "
+                f"method; recorded: {', '.join(methods) or 'none'} (or None for the shown interval)"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """``{"path", "run_id", "systems", "metrics", "per_question": [...], "summary": [...]}``, plain values."""

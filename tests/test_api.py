@@ -89,3 +89,26 @@ def test_to_pandas_without_pandas_says_how_to_install(tiny_corpus, tiny_goldset,
     with pytest.raises(ImportError, match=r"harness-rag-eval\[pandas\]"):
         res.to_pandas()
     assert res.to_dict()["per_question"]  # plain dicts need nothing
+
+
+def test_summary_refuses_an_unknown_method_or_slice_naming_the_choices(tiny_corpus, tiny_goldset, tmp_path):
+    """Issue 44 item 14: an unknown interval method or slice raised nothing and gave no intervals."""
+    from harness.errors import HarnessInputError
+
+    res = api.run(
+        tiny_goldset, tiny_corpus, ["bm25"], workdir=tmp_path / "wd", runs_dir=tmp_path / "r", bootstrap_reps=200
+    )
+    run = api.load_run(res.path)
+    recorded = list(run.record.summary.systems["bm25"]["all"].overall["mrr"].intervals)
+    assert "cr2" in recorded
+    with pytest.raises(HarnessInputError, match=r"summary\(method='nope'\): .*recorded: .*cr2") as e:
+        run.summary(method="nope")
+    assert str(res.path) in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(HarnessInputError, match=r"summary\(slice_name='nope'\): no such slice; .*all") as e:
+        run.summary("nope")
+    assert "\n" not in str(e.value)
+    # the valid choices still work: every recorded method gives an interval for mrr
+    for m in recorded:
+        rows = [r for r in run.summary(method=m) if r["metric"] == "mrr"]
+        assert rows and rows[0]["method"] is not None
+    assert all(r["lower"] is not None for r in run.summary() if r["metric"] == "mrr")

@@ -165,3 +165,45 @@ def test_indexes_cached_per_parameter_set(tiny_corpus: Path, tmp_path: Path):
         systems = SystemSet(["bm25:k1=0.9:b=0.4"], corpus, tmp_path / "wd")
         got = systems.search_all(q, ["q1"], doc_depth=10, chunk_depth=10)["bm25:k1=0.9:b=0.4"]["q1"]
         assert got == r_tun
+
+
+def test_parameters_outside_where_bm25_is_finite_are_refused_with_one_line(tiny_corpus, tiny_goldset, tmp_path):
+    """Issue 44 item 18: ``bm25:k1=1e308`` ran with every ranking empty (MRR 0, exit 0) and ``atire`` / ``bm25+`` with
+    an overflowing k1 or delta ended in a traceback; now k1 and delta lie in [0, 1000] and b in [0, 1], exit 2 with
+    one line naming the system and the field, nothing written. The bounds themselves still rank."""
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    MAX_DELTA = MAX_K1 = 1000
+
+    runner = CliRunner()
+    base = ["run", "--goldset", str(tiny_goldset), "--corpus", str(tiny_corpus), "--workdir", str(tmp_path / "wd")]
+    for bad, field in (
+        ("bm25:k1=1e308", "k1"),
+        ("bm25:method=atire:k1=1e308", "k1"),
+        ("bm25:k1=1000.5", "k1"),
+        ("bm25:method=bm25+:delta=1e30", "delta"),
+        ("bm25:method=bm25l:delta=inf", "delta"),
+        ("bm25:b=1.0000001", "b"),
+        ("bm25:b=-0.0001", "b"),
+    ):
+        r = runner.invoke(app, [*base, "--systems", bad, "--runs-dir", str(tmp_path / "runs")])
+        assert r.exit_code == 2, (bad, r.output)
+        lines = r.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"error: --systems: {bad!r}: {field}: "), (bad, r.output)
+        assert not (tmp_path / "runs").exists()
+    # the known-item study parses the same names
+    ki = ["known-item", "--corpus", str(tiny_corpus), "--out", str(tmp_path / "ki"), "--workdir", str(tmp_path / "wd")]
+    r = runner.invoke(app, [*ki, "--systems", "bm25,bm25:k1=1e308"])
+    assert r.exit_code == 2 and "'bm25:k1=1e308': k1: " in r.output and len(r.output.strip().splitlines()) == 1
+    assert not (tmp_path / "ki").exists()
+    # the bounds are accepted and still rank every question's document (not an empty ranking)
+    for good in (f"bm25:k1={MAX_K1:g}", f"bm25:method=bm25+:k1={MAX_K1:g}:delta={MAX_DELTA:g}", "bm25:k1=0:b=1"):
+        plan = SystemPlan.parse([good])
+        assert plan.record()[good]["options"]
+    from harness import api
+
+    res = api.run(tiny_goldset, tiny_corpus, [f"bm25:k1={MAX_K1:g}"], workdir=tmp_path / "wd",
+                  runs_dir=tmp_path / "ok", bootstrap_reps=200)  # fmt: skip
+    assert res.record.summary.systems[f"bm25:k1={MAX_K1:g}"]["all"].overall["mrr"].mean > 0

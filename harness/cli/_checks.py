@@ -12,7 +12,7 @@ line's, so that every numeric option of every verb answers alike (``tests/test_r
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import typer
 
@@ -101,3 +101,24 @@ def int_list(minimum: int) -> Callback:
         return value
 
     return check
+
+
+def given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option whose parameter is ``name`` was given (on the command line or through its environment
+    variable), as opposed to taking its default; an option given with its default value counts as given."""
+    source = ctx.get_parameter_source(name)  # the enum of the click that typer bundles: by name
+    return getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT", "PROMPT")
+
+
+def refuse_unused(ctx: typer.Context, names: Iterable[str], why: str) -> None:
+    """Refuse options that would do nothing in this call (issue 44 item 16): when any parameter of ``names`` was
+    :func:`given`, one line naming them as typed and ``why`` (``"--design, --seed: no effect without --sample (they
+    choose the sample's draws); give --sample K or leave them out"``).
+
+    Raises:
+        HarnessInputError: one of the options was given (exit 2).
+    """
+    params = {p.name: p for p in ctx.command.params}
+    flags = [_flag(params[n]) for n in names if n in params and given(ctx, n)]
+    if flags:
+        raise HarnessInputError(f"{', '.join(flags)}: no effect {why}")

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from harness.cli._checks import at_least, number
+from harness.cli._checks import at_least, number, refuse_unused
 from harness.cli._common import FORMAT, JSON_ALIAS, OUT, app, check_paths, emit, err_console, output_format, renamed
 from harness.errors import HarnessError, HarnessInputError
 
@@ -126,6 +126,7 @@ def _verdict_target(verdict: str | None, fmt: str, out: str) -> tuple[str, str |
 
 @app.command()
 def gate(
+    ctx: typer.Context,
     baseline: Path = typer.Option(None, "--baseline", help="Baseline run record (optional with --known-item)."),
     candidate: Path = typer.Option(None, "--candidate", help="Candidate run record (optional with --known-item)."),
     metric: list[str] = typer.Option(
@@ -200,6 +201,16 @@ def gate(
     system_candidate = renamed(
         system_candidate, system_candidate_old, new="--candidate-system", old="--system-candidate"
     )
+    if known_item is None:
+        why = "without --known-item (they set its check); give --known-item KI_DIR or leave them out"
+        refuse_unused(ctx, ("known_item_margin", "known_item_metric"), why)
+    elif baseline is None and candidate is None:
+        refuse_unused(
+            ctx,
+            ("qids", "category", "split", "metric", "margin", "guard", "allow_unhashed"),
+            "with --known-item alone (they judge the --baseline/--candidate run records); give both runs or leave "
+            "them out (the known-item check has --known-item-margin and --known-item-metric)",
+        )
     subset = Subset.of(qids, category)
     v = None
     if baseline is not None or candidate is not None or known_item is None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli._checks import at_least, int_list, number
+from harness.cli._checks import at_least, given, int_list, number, refuse_unused
 from harness.cli._common import (
     FORMAT,
     RESULT_OUT,
@@ -28,6 +28,7 @@ from harness.errors import HarnessInputError
 
 @app.command("known-item")
 def known_item(
+    ctx: typer.Context,
     corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
     out: Path = typer.Option(..., "--out", help="Output folder (written atomically)."),
     chunk_words: str = typer.Option(
@@ -98,6 +99,7 @@ def known_item(
     result_out: str = RESULT_OUT,
 ) -> None:
     """Label-free known-item evaluation (chunk-as-query, hit@1 micro/macro, ICC, DEFF) on a corpus."""
+    _known_item_unused(ctx, chunk_words, systems, sample, coverage)
     fmt = output_format(fmt, out=result_out, field="--result-out")
     check_paths([("--out", out), ("--result-out", result_out)], [("--corpus", corpus), *plugin_files(systems)])
 
@@ -161,6 +163,27 @@ def _analyzer_lines(res) -> None:
             if line not in seen:
                 seen.add(line)
                 warn(line)
+
+
+def _known_item_unused(ctx: typer.Context, chunk_words: str, systems: str, sample, coverage: bool) -> None:
+    """Refuse ``known-item`` options that would do nothing in this call (issue 44 item 16), one line, exit 2:
+    ``--design`` / ``--seed`` without ``--sample``; the coverage options without ``--coverage``, or ``--coverage``
+    with a list of ``--chunk-words`` (the sensitivity study runs no coverage); ``--chunk-words`` with
+    ``--chunker``; ``--plugin-timeout`` without a ``py:`` retriever among ``--systems``."""
+    if sample is None:
+        why = "without --sample (they choose its draws); give --sample K or leave them out"
+        refuse_unused(ctx, ("design", "seed"), why)
+    if not coverage:
+        why = "without --coverage (they set its designs); add --coverage or leave them out"
+        refuse_unused(ctx, ("reps", "k", "k_old"), why)
+    elif len(_csv_ints(chunk_words, "--chunk-words")) > 1:
+        raise HarnessInputError(
+            "--coverage: no effect with a list of --chunk-words (the sensitivity study runs no coverage); give one size"
+        )
+    if given(ctx, "chunker") and len(_csv_ints(chunk_words, "--chunk-words")) == 1:
+        refuse_unused(ctx, ("chunk_words",), "with --chunker (the chunker sets the chunks); leave one of them out")
+    if "py:" not in systems:
+        refuse_unused(ctx, ("plugin_timeout",), "without a py: retriever among --systems (it limits only plugin code)")
 
 
 @app.command("coverage")

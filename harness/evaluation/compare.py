@@ -30,7 +30,7 @@ from harness.evaluation.changes import changes_between, changes_dicts
 from harness.evaluation.chunkers import metrics_across_chunkers
 from harness.evaluation.design import paired_method
 from harness.evaluation.gate import judge
-from harness.evaluation.pairing import check_split, level_available, paired_values, pick_pairs
+from harness.evaluation.pairing import check_split, level_available, paired_values, pick_pairs, require_clusters
 from harness.evaluation.regressions import regressed_questions
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
@@ -198,6 +198,8 @@ def compare_runs(
                 continue
             pv = paired_values(a, b, sa, sb, metric, split=split)
             cl = pv.clusters
+            split_text = "" if split == "all" else f" of split {split}"
+            require_clusters(a, cl, f"the {len(cl)} questions{split_text} of {metric}, {sa} vs {sb}")
             ya, yb, d = pv.a, pv.b, pv.diff
             iv = paired(ya, yb, cl, method=method, level=level)
             p = randomization_test(d, cl, reps=reps, seed=seed)

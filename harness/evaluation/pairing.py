@@ -189,3 +189,25 @@ def paired_values(a: RunRecord, b: RunRecord, sa: str, sb: str, metric: str, *, 
         missing_a=_missing(a, sa, qids),
         missing_b=_missing(b, sb, qids),
     )
+
+
+def require_clusters(run: RunRecord, clusters, what: str, *, minimum: int = 2) -> None:
+    """Refuse a clustered interval or plan over fewer than ``minimum`` clusters, naming the run record and its
+    ``cluster`` field (the statistics layer's own refusal names its function, ``harness.stats.cr3``, not the input;
+    issue 44 item 17).
+
+    Args:
+        run: the run record the cluster labels come from (the baseline of a pair).
+        clusters: shape (N,), the cluster label of each question used.
+        what: the values, for the message (``"the 2 questions of mrr, bm25 vs tfidf"``).
+
+    Raises:
+        HarnessInputError: fewer than ``minimum`` distinct labels.
+    """
+    n = len(set(np.asarray(clusters).tolist()))
+    if n < minimum:
+        raise HarnessInputError(
+            f"{run.path}: per_question.jsonl: field cluster: {what} lie in {n} cluster{'s' if n != 1 else ''} "
+            f"(clustering {run.manifest.clusters.mode}); clustered intervals and plans need at least {minimum}: add "
+            "questions over other documents"
+        )

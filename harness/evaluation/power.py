@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.errors import HarnessInputError
-from harness.evaluation.pairing import paired_values, pick_pairs, split_qids
+from harness.evaluation.pairing import paired_values, pick_pairs, require_clusters, split_qids
 from harness.evaluation.runs import check_comparable, load_run
 from harness.stats import clusters_needed, design_effect
 
@@ -148,6 +148,8 @@ def power_plan(
         labels = rec.clusters()
         y = np.array([v[q] for q in qids])
         cl = np.array([labels.get(q, q) for q in qids])
+    split_text = "" if split == "all" else f" of split {split}"
+    require_clusters(base if baseline is not None else rec, cl, f"the {y.size} questions{split_text} of {metric}")
     plan = plan_clusters(y, cl, delta, alpha=alpha, power=power, one_sided=one_sided)
     n_cl = len(set(cl.tolist()))
     warnings = []

@@ -37,6 +37,8 @@ The contract around plugin code (issue 26, items 4, 5, 6 and 16): every call int
   into one :class:`~harness.errors.HarnessInputError` line naming the system (exit 2);
 * runs it with standard output sent to standard error (Python's ``sys.stdout`` and file descriptor 1), so
   ``--format json`` output holds exactly the result;
+* holds what it writes to ``sys.stderr`` until the call returns, and drops it when the call ends in ``SystemExit``
+  (a plugin running argparse on harness's command line prints no ``usage:`` block: one line, issue 44 item 21);
 * restores the working directory after the call (a plugin that ``chdir``s cannot move where the run is written).
 
 What plugin code returns is checked before it is used (:func:`check_results`, :func:`check_json_value`,
@@ -52,6 +54,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import io
 import json
 import math
 import numbers
@@ -112,23 +115,59 @@ def _stdout_to_stderr() -> Iterator[None]:
             os.close(saved)
 
 
+def _exited(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is, or was raised from, a ``SystemExit`` (``sys.exit``, argparse)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, SystemExit):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _last_line(text: str, limit: int = 200) -> str:
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    if not lines:
+        return ""
+    last = lines[-1]
+    return last if len(last) <= limit else last[: limit - 3] + "..."
+
+
 def plugin_call(where: str, what: str, fn: Callable, *args, **kwargs):
     """``fn(*args, **kwargs)`` under the plugin contract (module docstring): stdout to stderr, the working
     directory restored, any ``BaseException`` but ``KeyboardInterrupt`` raised as one line
     ``<where>: <what> failed (<Type>: <first line>)``.
 
+    What the plugin writes to ``sys.stderr`` (and its ``print`` output) is held during the call and written to
+    standard error after it, unless the call ends in a ``SystemExit`` (issue 44 item 21): then it is dropped, so a
+    plugin that runs argparse on harness's own command line shows no ``usage: ...`` block above the one-line error,
+    and argparse's last line (``error: unrecognized arguments: ...``) is quoted in that line instead.
+
     Raises:
         HarnessInputError: the plugin code raised (a ``HarnessInputError`` of its own is passed on unchanged).
     """
     cwd = os.getcwd()
+    held = io.StringIO()
+    exited = False
     try:
-        with _stdout_to_stderr():
+        with contextlib.redirect_stderr(held), _stdout_to_stderr():
             return fn(*args, **kwargs)
-    except (KeyboardInterrupt, HarnessInputError):
+    except KeyboardInterrupt:
+        raise
+    except HarnessInputError as exc:
+        exited = _exited(exc)
         raise
     except BaseException as exc:  # noqa: BLE001 - SystemExit and GeneratorExit too: a user's code, one line
-        raise HarnessInputError(f"{where}: {what} failed ({_first_line(exc)})") from None
+        exited = isinstance(exc, SystemExit)
+        said = _last_line(held.getvalue()) if exited else ""
+        said = f"; it wrote: {said}" if said else ""
+        raise HarnessInputError(f"{where}: {what} failed ({_first_line(exc)}{said})") from None
     finally:
+        if not exited:
+            with contextlib.suppress(Exception):
+                sys.stderr.write(held.getvalue())
+                sys.stderr.flush()
         try:
             moved = os.getcwd() != cwd
         except OSError:  # the plugin removed the folder it moved to

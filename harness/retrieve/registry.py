@@ -469,6 +469,7 @@ class SystemSet:
                 reranker=None if node.reranker is None else node.reranker[0],
                 rerank_top=opts.rerank_top,
                 backfill=opts.backfill,
+                reranker_spec=opts.reranker,
             )
         t0 = time.perf_counter()
         obj = KINDS[rec.kind].open(self.context, node.options)

@@ -183,6 +183,8 @@ class TwoStage:
         reranker: ``None`` or a :class:`Reranker` (e.g. :func:`harness.retrieve.rerank.load_cross_encoder`).
         rerank_top: fused chunks re-scored by the reranker (>= 1; default 50).
         backfill: append the first stage's chunks from outside the candidates (default ``False``).
+        reranker_spec: the spec the reranker was loaded from (``py:rerank.py:make``, ``cross-encoder:<model>``),
+            named by error messages; ``None``: they name the reranker's class.
 
     Raises:
         HarnessInputError: a parameter out of range; ``scorer`` other than ``bm25`` without a vector system; a vector
@@ -204,6 +206,7 @@ class TwoStage:
         reranker: Reranker | None = None,
         rerank_top: int = DEFAULT_RERANK_TOP,
         backfill: bool = False,
+        reranker_spec: str | None = None,
     ):
         self.bm25 = bm25
         self.vector = vector
@@ -223,6 +226,8 @@ class TwoStage:
         if self.fusion.inputs != DEFAULT_INPUTS:
             raise HarnessInputError(f"two-stage: chunk fusion {self.fusion.name!r}: takes no inputs")
         self.reranker = reranker
+        # what errors name: the user's spec, not a class inside their plugin or the library (issue 44 item 17)
+        self._reranker_where = f"reranker {reranker_spec or type(reranker).__qualname__}"
         self.rerank_top = _positive_int("rerank_top", rerank_top)
         self.backfill = bool(backfill)
 
@@ -391,7 +396,7 @@ class TwoStage:
         if self.reranker is not None and order:
             head, tail = order[: self.rerank_top], order[self.rerank_top :]
             texts = self._chunk_texts(head)
-            where = f"{self.name}: reranker {type(self.reranker).__qualname__}"
+            where = f"{self.name}: {self._reranker_where}"
             got = plugin_call(where, "predict", self.reranker.predict, [(query, texts[c]) for c in head])
             raw = check_scores(got, len(head), where)
             order = [c for c, _ in canonical_ranking(zip(head, raw, strict=True))] + tail
@@ -438,7 +443,7 @@ class TwoStage:
         rr = None
         if self.reranker is not None:
             get = getattr(self.reranker, "config", None)
-            where = f"{self.name}: reranker {type(self.reranker).__qualname__}"
+            where = f"{self.name}: {self._reranker_where}"
             rr = plugin_call(where, "config()", get) if callable(get) else {"class": type(self.reranker).__qualname__}
             if not isinstance(rr, dict):
                 raise HarnessInputError(f"{where}: config() returned {type(rr).__name__}, expected a dict")

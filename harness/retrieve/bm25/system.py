@@ -31,19 +31,39 @@ from harness.retrieve.counts import chunk_term_counts, counted_batches, document
 
 ANALYSIS_BATCH = 4096  # chunks analysed at a time by the integer build (bounds the live Python token lists)
 
+MAX_K1 = 1000.0
+"""Largest ``k1`` a ``bm25`` system accepts (:class:`BM25Options`, Ranges: the no-saturation limit, far from float32
+overflow)."""
+
+MAX_DELTA = 1000.0
+"""Largest ``delta`` a ``bm25l`` / ``bm25+`` system accepts (:class:`BM25Options`, Ranges)."""
+
 
 class BM25Options(BaseModel):
     """Options of a ``bm25`` system: bm25s's parameters (``bm25:k1=0.9:b=0.4``, ``bm25:method=bm25+:delta=1``).
 
     Attributes:
-        k1: term-frequency saturation (>= 0; default 1.5).
+        k1: term-frequency saturation, finite in [0, :data:`MAX_K1`] (default 1.5).
         b: length normalisation in [0, 1] (default 0.75).
         method: bm25s's variant (Kamphuis et al., ECIR 2020): ``lucene`` (default), ``robertson``, ``atire``,
             ``bm25l``, ``bm25+``.
-        delta: the bm25l / bm25+ lower bound (>= 0; bm25s's default 0.5); refused for the other methods.
+        delta: the bm25l / bm25+ lower bound, finite in [0, :data:`MAX_DELTA`] (bm25s's default 0.5); refused for
+            the other methods.
         analyzer: an analyzer id, ``neutral`` or an ISO 639-1 code (``bm25:analyzer=pt``), stored as the id; default
             ``None``: the run's ``--analyzer``, else the corpus's declared language, else ``es-snowball-fold-v1``
             (:func:`harness.retrieve.analyzer.choose_analyzer`).
+
+    Ranges (issue 44 item 18): BM25 is defined for ``k1 >= 0`` and ``0 <= b <= 1`` (Robertson & Zaragoza, "The
+    Probabilistic Relevance Framework: BM25 and Beyond", 2009, section 3.4) and BM25L / BM25+ for ``delta >= 0``
+    (Lv & Zhai, CIKM 2011). The upper bounds are ours, set where the float32 scores bm25s computes stop meaning
+    anything: ``k1 = 1e308`` overflows ``k1 * norm`` to infinity, every term component becomes 0 and every ranking
+    is empty (MRR 0, exit 0, before this bound); ``atire`` / ``bm25+`` overflow ``k1 + 1`` to an infinite score.
+    Well before overflow, a ``k1`` far above every term frequency gives ``tf / (k1 * norm + tf) ~ tf / (k1 * norm)``,
+    the linear no-saturation limit, so ranks stop changing: chunk term counts are in the tens to hundreds, tuned
+    ``k1`` lies in [0.5, 3] (Lucene 1.2, bm25s 1.5), and ``k1 = 1000`` already sits at the limit. For ``delta``,
+    float32's 24-bit mantissa keeps the term component (below ``k1 + 1``) resolvable beside ``delta`` only while
+    ``delta`` is moderate: at ``delta = 1e30`` every occurring term scores the same; published values are 0.5 and 1,
+    and 1000 leaves room for any sweep. Out-of-range values are refused with one line (exit 2).
 
     Options equal to their defaults are not recorded
     (:attr:`record_defaults` False), so ``bm25:b=0.75`` is the system ``bm25``, and a record written before the
@@ -53,10 +73,10 @@ class BM25Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     record_defaults: ClassVar[bool] = False
 
-    k1: float = Field(BM25_PARAMS["k1"], ge=0, allow_inf_nan=False)
+    k1: float = Field(BM25_PARAMS["k1"], ge=0, le=MAX_K1, allow_inf_nan=False)
     b: float = Field(BM25_PARAMS["b"], ge=0, le=1, allow_inf_nan=False)
     method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
-    delta: float | None = Field(None, ge=0, allow_inf_nan=False)
+    delta: float | None = Field(None, ge=0, le=MAX_DELTA, allow_inf_nan=False)
     analyzer: str | None = None
 
     @field_validator("analyzer", mode="before")

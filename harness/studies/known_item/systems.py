@@ -391,28 +391,54 @@ class StudySystems:
         return config
 
 
-class PluginTimeout(Exception):
-    """A ``py:`` retriever took longer than the study's timeout on a block of queries."""
+class PluginTimeout(BaseException):  # noqa: N818 - named for what happened, like KeyboardInterrupt
+    """A ``py:`` retriever took longer than the study's timeout on a block of queries.
+
+    A ``BaseException``, like ``KeyboardInterrupt`` (issue 44 item 15): raised inside the plugin's own code (the
+    calling thread), where a plugin that retries inside ``except Exception`` would swallow an ordinary exception and
+    never stop. :func:`time_limit` also raises it again every :data:`RETRY_S` while the block runs, and once more on
+    the way out when the plugin swallowed it and returned, so the block counts as timed out either way. Only code
+    that catches ``BaseException`` in a loop forever (which Ctrl-C cannot stop either) escapes an in-process limit.
+    """
+
+
+RETRY_S = 0.1
+"""Seconds between further :class:`PluginTimeout` raises after the first, while the plugin has not returned."""
 
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None):
-    """Raise :class:`PluginTimeout` in the block after ``seconds`` (``SIGALRM``; no limit when ``seconds`` is
-    ``None`` or outside the main thread)."""
+    """Raise :class:`PluginTimeout` in the block after ``seconds`` (``SIGALRM`` in the main thread; no limit when
+    ``seconds`` is ``None`` or outside the main thread), again every :data:`RETRY_S` until the block ends, and at its
+    end if the block swallowed it.
+
+    Raises:
+        PluginTimeout: the block ran past ``seconds``.
+    """
     if not seconds or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield
         return
+    state = {"armed": True, "fired": False}
+    message = f"no answer within {seconds:g} s"
 
     def _alarm(_sig, _frame):
-        raise PluginTimeout(f"no answer within {seconds:g} s")
+        if state["armed"]:
+            state["fired"] = True
+            raise PluginTimeout(message)
 
     old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, RETRY_S)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        try:
+            state["armed"] = False
+        finally:  # an alarm landing on the line above raises once; the next is RETRY_S away, so this part runs
+            state["armed"] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+    if state["fired"]:  # the plugin caught the timeout and returned: its answer came too late all the same
+        raise PluginTimeout(message)
 
 
 def _queries(ids: Sequence[str], qc: np.ndarray, start: int, stop: int) -> str:
@@ -420,7 +446,7 @@ def _queries(ids: Sequence[str], qc: np.ndarray, start: int, stop: int) -> str:
     return f"chunk-query {first}" if stop - start == 1 else f"chunk-queries {first} .. {last}"
 
 
-def _failure(where: str, exc: Exception, start: int, stop: int, call, ids: Sequence[str], qc: np.ndarray) -> str:
+def _failure(where: str, exc: BaseException, start: int, stop: int, call, ids: Sequence[str], qc: np.ndarray) -> str:
     """One line naming the system and the chunk-query a ``py:`` retriever failed on: a failed block is retried one
     query at a time to find the first that fails (a timeout names the block)."""
     at = _queries(ids, qc, start, stop)
@@ -428,7 +454,9 @@ def _failure(where: str, exc: Exception, start: int, stop: int, call, ids: Seque
         for i in range(start, stop):
             try:
                 call(i, i + 1)
-            except Exception as one:  # noqa: BLE001 - the user's code again
+            except KeyboardInterrupt:
+                raise
+            except BaseException as one:  # noqa: BLE001 - the user's code again (a timeout of the retry included)
                 exc, at = one, _queries(ids, qc, i, i + 1)
                 break
     msg = str(exc).splitlines()[0] if str(exc) else ""
