@@ -279,16 +279,56 @@ def _named(label: str, path) -> str:
     return f"{label} {path}" if label else str(path)
 
 
+#: Marker kinds of the folders no output may be written into (their files are inputs of every verb that reads them):
+#: a run record, and a corpus folder harness wrote (``goldset import --beir``).
+RECORD_KINDS = ("run record", "corpus")
+
+#: The output options that write a whole record of a kind of :data:`RECORD_KINDS` (``run --run-id X --overwrite``
+#: replaces the run record X); any other output given as such a folder is refused.
+RECORD_OPTIONS = {"--run-id": "run record", "--corpus-out": "corpus"}
+
+
+def output_kind(path: str | Path) -> str | None:
+    """The ``kind`` the :data:`OUTPUT_MARKER` of folder ``path`` records (``"run record"``, ``"known-item"``, ...),
+    or ``None`` when ``path`` is no folder harness wrote (no marker, unreadable, or a marker without a kind)."""
+    p = Path(path)
+    try:
+        kind = json.loads((p / OUTPUT_MARKER).read_text("utf-8")).get("kind") if not p.is_symlink() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+    return kind if isinstance(kind, str) else None
+
+
+def record_around(path: str | Path) -> tuple[str, Path] | None:
+    """``(what, folder)`` of the nearest folder strictly above ``path`` (resolved) that is a run record, a corpus
+    harness wrote (their :data:`OUTPUT_MARKER` kind is one of :data:`RECORD_KINDS`) or a gold set (a folder holding
+    a ``*.meta.json`` manifest, :mod:`harness.goldset.io`); ``None`` when there is none. ``what`` is ``"run
+    record"``, ``"corpus"`` or ``"gold set"``."""
+    for folder in _resolved(path).parents:
+        kind = output_kind(folder) if (folder / OUTPUT_MARKER).is_file() else None
+        if kind in RECORD_KINDS:
+            return kind, folder
+        try:
+            if any(e.name.endswith(".meta.json") and e.is_file() for e in os.scandir(folder)):
+                return "gold set", folder
+        except OSError:
+            continue
+    return None
+
+
 def check_outputs(outputs: Sequence[PathArg], inputs: Sequence[PathArg] = ()) -> None:
-    """Refuse, before any work, an output that would be written onto an input: the one check of every verb's
-    output paths (``--out``, ``--result-out``, the run record, ``--corpus-out``, ...) against its inputs.
+    """Refuse, before any work, an output that would be written onto an input: the one rule of every verb's output
+    paths (``--out``, ``--result-out``, ``--plot``, the run record, ``--corpus-out``, ...), documented in
+    docs/reliability.md ("No output onto an input").
 
     Every path is resolved first (``os.path.realpath``: symbolic links in it, ``..``, relative paths), and two
     existing paths that are one file (a hard link, another mount of it) count as equal. An output is refused when it
     *is* an input, *lies inside* an input folder, or *contains* an input (a folder output replaced with
-    ``--overwrite`` would delete it); and when two outputs of the command are one path or one lies inside the other
-    (the second written would replace or change the first). A path given as ``None`` or ``-`` (stdout, stdin) is
-    skipped.
+    ``--overwrite`` would delete it); when it lies inside a run record, a corpus or a gold set
+    (:func:`record_around`: every file of those is an input of the verbs that read them, whether or not this verb
+    names it), or is a run record or corpus and its option does not write one (:data:`RECORD_OPTIONS`); and when
+    two outputs of the command are one path or one lies inside the other (the second written would replace or change
+    the first). A path given as ``None`` or ``-`` (stdout, stdin) is skipped.
 
     Args:
         outputs: ``(option, path)`` of each path the command writes (a file or a folder).
@@ -318,6 +358,18 @@ def check_outputs(outputs: Sequence[PathArg], inputs: Sequence[PathArg] = ()) ->
                     f"{_named(olabel, opath)}: {rel} {_named(olabel2, opath2)}, which this command writes too; "
                     "give them apart"
                 )
+        held = output_kind(o)
+        if held in RECORD_KINDS and RECORD_OPTIONS.get(olabel) != held:
+            raise HarnessInputError(
+                f"{_named(olabel, opath)}: is the {held} {o}, an input; refusing to write an output onto an input "
+                "(choose a path outside every run record, gold set and corpus)"
+            )
+        around = record_around(o)
+        if around is not None:
+            raise HarnessInputError(
+                f"{_named(olabel, opath)}: lies inside the {around[0]} {around[1]}, an input; refusing to write an "
+                "output onto an input (choose a path outside every run record, gold set and corpus)"
+            )
 
 
 def check_output_location(out: str | Path, inputs: Sequence[str | Path | None] = (), *, field: str = "--out") -> None:
@@ -351,12 +403,13 @@ def atomic_directory(
     The folder gets the :data:`OUTPUT_MARKER` file unless ``marker`` is false (a gold-set version, which is data
     to commit and is never replaced). An existing ``final`` is replaced only when ``overwrite`` is true
     *and* it is a folder harness wrote (it holds the marker); a file, a link, or a folder without the marker (one
-    written by hand, or by harness before the marker existed) is never touched. The output may not be, contain, or
-    lie inside any of ``inputs``.
+    written by hand, or by harness before the marker existed) is never touched, nor is a run record or a corpus
+    replaced by a folder of another ``kind``. The output may not be, contain, or lie inside any of ``inputs``, nor
+    lie inside a run record, corpus or gold set (:func:`check_outputs`).
 
     Raises:
-        HarnessInputError: ``final`` exists and ``overwrite`` is false; ``final`` is not a folder harness wrote; it
-            overlaps an input.
+        HarnessInputError: ``final`` exists and ``overwrite`` is false; ``final`` is not a folder harness wrote, or
+            is a run record or corpus and ``kind`` another; it overlaps an input.
     """
     from harness import __version__
 
@@ -372,6 +425,12 @@ def atomic_directory(
             raise HarnessInputError(
                 f"{field} {final}: not a folder harness wrote (no {OUTPUT_MARKER}); refusing to overwrite it: "
                 "delete it by hand if it is safe to, or choose another folder"
+            )
+        held = output_kind(final)
+        if held in RECORD_KINDS and held != kind:
+            raise HarnessInputError(
+                f"{field} {final}: is a {held} harness wrote, not a {kind} folder; refusing to replace it with one "
+                "(choose another folder)"
             )
     start = _identity(final)  # the folder an overwrite may replace; None: nothing may be there at the end either
     try:

@@ -314,6 +314,7 @@ def goldset_plan(
     from harness.studies.goldset_plan import plan_goldset
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
+    check_paths([("--out", out), ("--result-out", result_out)], [("--corpus", corpus)])
     res = plan_goldset(
         corpus,
         out,
@@ -353,6 +354,7 @@ def goldset_split(
     from harness.curation.splitset import write_split
     from harness.report.validation import render
 
+    check_paths([("--out", out)], [("DATASET", dataset), ("--contract", contract)])
     res = write_split(dataset, out, seed=seed, dev_fraction=dev_fraction, contract=contract)
     if res.out_dir is None:
         render(res.report, console)
