@@ -301,7 +301,12 @@ def goldset_plan(
         "report the Hansen-Hurwitz chunk-weighted mean); srs: documents at random (the document-level mean).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the draws.", callback=at_least(0)),
-    name: str = typer.Option(None, "--name", help="Gold-set name (default: the folder's name)."),
+    name: str = typer.Option(
+        None,
+        "--name",
+        help="Gold-set name, which names the files inside --out: a plain name (no '/', not starting with '.'; "
+        "default: the folder's name).",
+    ),
     chunk_words: int = typer.Option(
         100, help="Size measure: chunk-queries of md-words-v1 windows of N words.", callback=at_least(1)
     ),
