@@ -120,3 +120,7 @@ def test_a_failed_run_leaves_no_lock_file_behind(world):
     with pytest.raises(HarnessInputError):
         run(world["gs"], world["corpus"], ["no-such-system"], workdir=world["wd"], runs_dir=world["runs"], run_id="Y")
     assert sorted(p.name for p in world["runs"].iterdir()) == ["X"]
+    fresh = world["tmp"] / "new" / "runs"
+    with pytest.raises(HarnessInputError):
+        run(world["gs"], world["corpus"], ["no-such-system"], workdir=world["wd"], runs_dir=fresh, run_id="Y")
+    assert not (world["tmp"] / "new").exists()  # the folders made for the claim are removed again

@@ -474,7 +474,8 @@ def run_id_lock(runs_dir: str | Path, run_id: str) -> Iterator[None]:
     A second writer of the same id (``run``/``evaluate --run-id X``, with or without ``--overwrite``) started while
     the first holds it does not wait and never replaces the first's record: it stops at once with one line (exit
     2). Writers started one after the other are unaffected (``--overwrite`` then replaces, as asked). The claim's
-    file goes with the claim: a failed run leaves ``runs_dir`` as it found it, or made and empty.
+    file goes with the claim, and a ``runs_dir`` made for it is removed again when the block leaves it empty: a
+    run that wrote nothing leaves ``runs_dir`` as it found it.
 
     Raises:
         HarnessInputError: the id is not a plain folder name or ``runs_dir`` is not a folder
@@ -485,19 +486,30 @@ def run_id_lock(runs_dir: str | Path, run_id: str) -> Iterator[None]:
     check_run_id_text(run_id)
     check_runs_dir(runs_dir)
     folder, final = Path(runs_dir), Path(runs_dir) / run_id
-    with contextlib.ExitStack() as held:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            held.enter_context(claim_file(folder / f".{run_id}.lock"))
-        except LockBusy as exc:
-            who = f"another harness process (pid {exc.holder})" if exc.holder else "another harness process"
-            raise HarnessInputError(
-                f"--run-id {final}: {who} is writing this run record now; nothing written (run again when it has "
-                "finished, or choose another --run-id)"
-            ) from None
-        except OSError as exc:
-            raise write_error(exc, final, field="--run-id") from None
-        yield
+    made = [q for q in (folder, *folder.parents) if not q.exists()]  # the folders mkdir will make, deepest first
+    try:
+        with contextlib.ExitStack() as held:
+            for tries_left in range(4, -1, -1):
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                    held.enter_context(claim_file(folder / f".{run_id}.lock"))
+                    break
+                except LockBusy as exc:
+                    who = f"another harness process (pid {exc.holder})" if exc.holder else "another harness process"
+                    raise HarnessInputError(
+                        f"--run-id {final}: {who} is writing this run record now; nothing written (run again when it "
+                        "has finished, or choose another --run-id)"
+                    ) from None
+                except FileNotFoundError:  # the folder made a moment ago, removed by a writer that found it empty
+                    if not tries_left:
+                        raise
+                except OSError as exc:
+                    raise write_error(exc, final, field="--run-id") from None
+            yield
+    finally:
+        with contextlib.suppress(OSError):
+            for q in made:
+                q.rmdir()  # only when empty: a run that wrote nothing leaves no runs folder behind
 
 
 def holding_run_id(prefix: str) -> Callable:
