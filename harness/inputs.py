@@ -178,18 +178,35 @@ def output_kind(path: str | Path) -> str | None:
 def record_around(path: str | Path) -> tuple[str, Path] | None:
     """``(what, folder)`` of the nearest folder strictly above ``path`` (resolved) that is a run record, a corpus
     harness wrote (their :data:`OUTPUT_MARKER` kind is one of :data:`RECORD_KINDS`) or a gold set (a folder holding
-    a ``*.meta.json`` manifest, :mod:`harness.goldset.io`); ``None`` when there is none. ``what`` is ``"run
-    record"``, ``"corpus"`` or ``"gold set"``."""
+    a ``*.meta.json`` manifest beside its records, :func:`_is_goldset_folder`); ``None`` when there is none.
+    ``what`` is ``"run record"``, ``"corpus"`` or ``"gold set"``."""
     for folder in _resolved(path).parents:
         kind = output_kind(folder) if (folder / OUTPUT_MARKER).is_file() else None
         if kind in RECORD_KINDS:
             return kind, folder
-        try:
-            if any(e.name.endswith(".meta.json") and e.is_file() for e in os.scandir(folder)):
-                return "gold set", folder
-        except OSError:
-            continue
+        if _is_goldset_folder(folder):
+            return "gold set", folder
     return None
+
+
+def _is_goldset_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds a gold set: a ``<stem>.meta.json`` manifest beside its records, ``<stem>.jsonl`` or
+    the file its ``records_file`` names (:mod:`harness.goldset.io`); a lone ``*.meta.json`` of another tool is not
+    one."""
+    try:
+        metas = [e.name for e in os.scandir(folder) if e.name.endswith(".meta.json") and e.is_file()]
+    except OSError:
+        return False
+    for name in metas:
+        if (folder / (name.removesuffix(".meta.json") + ".jsonl")).is_file():
+            return True
+        try:
+            records = json.loads((folder / name).read_text("utf-8")).get("records_file")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(records, str) and records and (folder / records).is_file():
+            return True
+    return False
 
 
 def check_outputs(outputs: Sequence[PathArg], inputs: Sequence[PathArg] = ()) -> None:

@@ -106,6 +106,12 @@ def test_record_around_finds_run_records_corpora_and_gold_sets(world):
     assert io.record_around(gs / "report.json") == ("gold set", gs.resolve())
     assert io.record_around(world["tmp"] / "elsewhere" / "a.json") is None
     assert io.record_around(rec) is None  # the record itself is the run's own output when it is overwritten
+    lone = world["tmp"] / "lone"
+    lone.mkdir(exist_ok=True)
+    (lone / "photo.meta.json").write_text("{}", "utf-8")  # another tool's file: no gold set without its records
+    assert io.record_around(lone / "a.json") is None
+    (lone / "photo.jsonl").write_text("", "utf-8")
+    assert io.record_around(lone / "a.json") == ("gold set", lone.resolve())
 
 
 def test_a_link_into_a_run_record_is_resolved(world, tmp_path: Path):
