@@ -36,7 +36,18 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, HarnessInputError
-from harness.inputs import read_input_bytes, read_input_text
+from harness.inputs import (  # noqa: F401  (the output-path rule lives beside the input readers; re-exported)
+    OUTPUT_MARKER,
+    RECORD_KINDS,
+    RECORD_OPTIONS,
+    PathArg,
+    check_output_location,
+    check_outputs,
+    output_kind,
+    read_input_bytes,
+    read_input_text,
+    record_around,
+)
 
 
 def sha256_file(path: str | Path, *, bufsize: int = 1 << 20) -> str:
@@ -212,6 +223,57 @@ def file_lock(path: str | Path, *, log: Callable[[str], None] | None = stderr_no
         os.close(fd)  # closing the last descriptor releases the lock
 
 
+class LockBusy(Exception):
+    """:func:`claim_file` found the claim held: ``path`` the lock file, ``holder`` the pid its holder wrote into it
+    (``None`` when not readable yet)."""
+
+    def __init__(self, path: Path, holder: int | None) -> None:
+        super().__init__(f"{path}: held by {'pid ' + str(holder) if holder else 'another process'}")
+        self.path, self.holder = path, holder
+
+
+@contextlib.contextmanager
+def claim_file(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive claim on the lock file ``path`` for the ``with`` block, without waiting: an ``fcntl.flock``
+    on a file created for it (its folder must exist), which holds the holder's pid and is removed on exit by its
+    holder (the kernel drops the lock if the process dies; a file left by a killed holder is claimed again).
+
+    Unlike :func:`file_lock` the file does not outlive the claim: a claimer whose lock landed on a file its last
+    holder had just removed (another process may have made a new one meanwhile) tries again on the file now there.
+
+    Raises:
+        LockBusy: another process (or another claim in this one) holds it.
+        OSError: the file cannot be created (a read-only folder, ...).
+    """
+    path = Path(path)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            raise LockBusy(path, int(holder) if holder.isdigit() else None) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            st = os.stat(path)
+            mine = (st.st_dev, st.st_ino) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino)
+        except FileNotFoundError:
+            mine = False
+        if mine:
+            break
+        os.close(fd)  # removed by its last holder after this open: claim the file there now
+    try:
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # while still holding the lock: a waiting claimer then tries the new file
+        os.close(fd)
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` via a temporary file in the same folder (:func:`temporary_path`) and an
     atomic rename; stale temporaries of the same name left by dead processes are removed first.
@@ -245,92 +307,6 @@ def atomic_write_json(path: str | Path, obj: Any, *, indent: int = 2) -> None:
     atomic_write_text(path, json.dumps(obj, indent=indent, ensure_ascii=False, sort_keys=False) + "\n")
 
 
-OUTPUT_MARKER = ".harness-output.json"
-"""The file every output folder harness writes carries (tool, version, kind, time): only such a folder may be
-replaced, and only when the user asks (``--overwrite``)."""
-
-
-def _resolved(path: str | Path) -> Path:
-    return Path(os.path.realpath(os.path.abspath(path)))
-
-
-PathArg = tuple[str, str | os.PathLike | None]
-"""``(option as typed, path)``: how :func:`check_outputs` names a path in its messages (``("--out", "x.json")``)."""
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # either is missing or unreadable: only the resolved names are compared
-        return False
-
-
-def _overlap(o: Path, i: Path) -> str | None:
-    """How output ``o`` meets input ``i`` (both resolved): ``"is"``, ``"lies inside"``, ``"contains"`` or ``None``."""
-    if o == i or _same_file(o, i):
-        return "is"
-    if o.is_relative_to(i):
-        return "lies inside"
-    if i.is_relative_to(o):
-        return "contains"
-    return None
-
-
-def _named(label: str, path) -> str:
-    return f"{label} {path}" if label else str(path)
-
-
-def check_outputs(outputs: Sequence[PathArg], inputs: Sequence[PathArg] = ()) -> None:
-    """Refuse, before any work, an output that would be written onto an input: the one check of every verb's
-    output paths (``--out``, ``--result-out``, the run record, ``--corpus-out``, ...) against its inputs.
-
-    Every path is resolved first (``os.path.realpath``: symbolic links in it, ``..``, relative paths), and two
-    existing paths that are one file (a hard link, another mount of it) count as equal. An output is refused when it
-    *is* an input, *lies inside* an input folder, or *contains* an input (a folder output replaced with
-    ``--overwrite`` would delete it); and when two outputs of the command are one path or one lies inside the other
-    (the second written would replace or change the first). A path given as ``None`` or ``-`` (stdout, stdin) is
-    skipped.
-
-    Args:
-        outputs: ``(option, path)`` of each path the command writes (a file or a folder).
-        inputs: ``(option, path)`` of each file or folder the command reads (``""`` as option: the path alone).
-
-    Raises:
-        HarnessInputError: one line naming both paths, e.g. ``--out DS/tiny.jsonl: is the input DATASET
-            DS/tiny.jsonl; refusing to write an output onto an input (choose a path outside every input)`` (exit 2).
-    """
-
-    def given(args: Sequence[PathArg]) -> list[tuple[str, object, Path]]:
-        return [(label, p, _resolved(p)) for label, p in args if p is not None and str(p) != "-"]
-
-    outs, ins = given(outputs), given(inputs)
-    for n, (olabel, opath, o) in enumerate(outs):
-        for ilabel, ipath, i in ins:
-            rel = _overlap(o, i)
-            if rel is not None:
-                raise HarnessInputError(
-                    f"{_named(olabel, opath)}: {rel} the input {_named(ilabel, ipath)}; refusing to write an output "
-                    "onto an input (choose a path outside every input)"
-                )
-        for olabel2, opath2, o2 in outs[n + 1 :]:
-            rel = _overlap(o, o2)
-            if rel is not None:
-                raise HarnessInputError(
-                    f"{_named(olabel, opath)}: {rel} {_named(olabel2, opath2)}, which this command writes too; "
-                    "give them apart"
-                )
-
-
-def check_output_location(out: str | Path, inputs: Sequence[str | Path | None] = (), *, field: str = "--out") -> None:
-    """Refuse an output folder that is, contains, or lies inside any of ``inputs`` (:func:`check_outputs` with
-    unnamed inputs).
-
-    Raises:
-        HarnessInputError: one line naming the output and the input it would overwrite.
-    """
-    check_outputs([(field, out)], [("", i) for i in inputs])
-
-
 def is_harness_output(path: str | Path) -> bool:
     """True when ``path`` is a real folder (not a link) holding the :data:`OUTPUT_MARKER` file."""
     p = Path(path)
@@ -352,12 +328,13 @@ def atomic_directory(
     The folder gets the :data:`OUTPUT_MARKER` file unless ``marker`` is false (a gold-set version, which is data
     to commit and is never replaced). An existing ``final`` is replaced only when ``overwrite`` is true
     *and* it is a folder harness wrote (it holds the marker); a file, a link, or a folder without the marker (one
-    written by hand, or by harness before the marker existed) is never touched. The output may not be, contain, or
-    lie inside any of ``inputs``.
+    written by hand, or by harness before the marker existed) is never touched, nor is a run record or a corpus
+    replaced by a folder of another ``kind``. The output may not be, contain, or lie inside any of ``inputs``, nor
+    lie inside a run record, corpus or gold set (:func:`check_outputs`).
 
     Raises:
-        HarnessInputError: ``final`` exists and ``overwrite`` is false; ``final`` is not a folder harness wrote; it
-            overlaps an input.
+        HarnessInputError: ``final`` exists and ``overwrite`` is false; ``final`` is not a folder harness wrote, or
+            is a run record or corpus and ``kind`` another; it overlaps an input.
     """
     from harness import __version__
 
@@ -373,6 +350,12 @@ def atomic_directory(
             raise HarnessInputError(
                 f"{field} {final}: not a folder harness wrote (no {OUTPUT_MARKER}); refusing to overwrite it: "
                 "delete it by hand if it is safe to, or choose another folder"
+            )
+        held = output_kind(final)
+        if held in RECORD_KINDS and held != kind:
+            raise HarnessInputError(
+                f"{field} {final}: is a {held} harness wrote, not a {kind} folder; refusing to replace it with one "
+                "(choose another folder)"
             )
     start = _identity(final)  # the folder an overwrite may replace; None: nothing may be there at the end either
     try:

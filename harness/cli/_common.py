@@ -229,11 +229,39 @@ def output_format(
     return fmt
 
 
+def recorded_goldset(run: Path) -> Path | None:
+    """The gold set a run record names (``manifest.json`` ``goldset.path``, found as the sweep finds it: as given,
+    then beside the runs folder, then in the record), for the output check; ``None`` when it cannot be read (the
+    verb reading the record then says why)."""
+    import json
+
+    run = Path(run)
+    try:
+        recorded = json.loads((run / "manifest.json").read_text("utf-8"))["goldset"]["path"]
+        cands = [Path(recorded)]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not cands[0].is_absolute():
+        cands += [run.parent.parent / recorded, run / recorded]
+    return next((c for c in cands if c.exists()), None)
+
+
 def check_paths(outputs, inputs=()) -> None:
     """Refuse, before the verb does any work, an output written onto one of its inputs (exit 2, one line naming
-    both paths): :func:`harness.io.check_outputs` over ``(option, path)`` pairs; ``None`` and ``-`` are skipped."""
+    both paths): :func:`harness.io.check_outputs` over ``(option, path)`` pairs; ``None`` and ``-`` are skipped.
+
+    The inputs are completed first: each run record among them (a folder holding a ``manifest.json``) adds the gold
+    set its manifest names (:func:`recorded_goldset`), which the verbs reading a record may read too; every file of
+    a run record, corpus or gold set is refused as an output whether or not it is named
+    (:func:`harness.io.record_around`)."""
     from harness.io import check_outputs
 
+    inputs = list(inputs)
+    for label, p in list(inputs):
+        if p is not None and str(p) != "-" and (Path(p) / "manifest.json").is_file():
+            gs = recorded_goldset(Path(p))
+            if gs is not None:
+                inputs.append((f"the gold set of {label} {p}:", gs))
     try:
         check_outputs(outputs, inputs)
     except HarnessError as exc:

@@ -315,7 +315,12 @@ def goldset_plan(
         "report the Hansen-Hurwitz chunk-weighted mean); srs: documents at random (the document-level mean).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the draws.", callback=at_least(0)),
-    name: str = typer.Option(None, "--name", help="Gold-set name (default: the folder's name)."),
+    name: str = typer.Option(
+        None,
+        "--name",
+        help="Gold-set name, which names the files inside --out: a plain name (no '/', not starting with '.'; "
+        "default: the folder's name).",
+    ),
     chunk_words: int = typer.Option(
         100, help="Size measure: chunk-queries of md-words-v1 windows of N words.", callback=at_least(1)
     ),
@@ -328,6 +333,7 @@ def goldset_plan(
     from harness.studies.goldset_plan import plan_goldset
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
+    check_paths([("--out", out), ("--result-out", result_out)], [("--corpus", corpus)])
     res = plan_goldset(
         corpus,
         out,
@@ -368,6 +374,7 @@ def goldset_split(
     from harness.curation.splitset import write_split
     from harness.report.validation import render
 
+    check_paths([("--out", out)], [("DATASET", dataset), ("--contract", contract)])
     res = write_split(dataset, out, seed=seed, dev_fraction=dev_fraction, contract=contract)
     if res.out_dir is None:
         render(res.report, console)

@@ -304,20 +304,6 @@ def power(
     emit("power", plan, fmt, out)
 
 
-def _recorded_goldset(run: Path) -> Path | None:
-    """The gold set a run record names (``manifest.json`` ``goldset.path``, found as the sweep finds it: as given,
-    then beside the runs folder, then in the record), for the output check; ``None`` when it cannot be read (the
-    sweep then says why)."""
-    try:
-        recorded = json.loads((run / "manifest.json").read_text("utf-8"))["goldset"]["path"]
-        cands = [Path(recorded)]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not cands[0].is_absolute():
-        cands += [run.parent.parent / recorded, run / recorded]
-    return next((c for c in cands if c.exists()), None)
-
-
 @app.command()
 def sweep(
     run: Path = typer.Option(..., "--run", help="Run record holding the systems to fuse."),
@@ -355,7 +341,7 @@ def sweep(
     from harness.evaluation.sweep_multi import multi_sweep
 
     fmt = output_format(fmt, as_json, out=out, kind="sweep" if level is not None else "sweep-multi")
-    check_paths([("--out", out)], [("--run", run), ("--goldset", goldset or _recorded_goldset(run))])
+    check_paths([("--out", out), ("--plot", plot)], [("--run", run), ("--goldset", goldset)])
     methods = [x.strip() for x in fusion.split(",") if x.strip()]
     for flag, value, method in (("--w", w, "wsum"), ("--k", k, "rrf")):
         if value is not None and method not in methods:

@@ -252,7 +252,9 @@ def coverage_cmd(
     from harness.studies.options import CoverageOptions
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
-    check_paths(_coverage_outputs(population, out, result_out, evidence_file), _coverage_inputs(population))
+    check_paths(
+        _coverage_outputs(population, out, result_out, evidence_file), [*_coverage_inputs(population), ("--run", run)]
+    )
     if run is not None:
         args = (run, population, reps, b, seed, sampling, write_evidence, evidence_file, description)
         _design_coverage(*args, fmt, result_out)

@@ -28,6 +28,7 @@ from harness.evaluation.record_writer import write_record
 from harness.evaluation.runs import (
     check_run_id,
     default_run_id,
+    holding_run_id,
 )
 from harness.evaluation.scoring import NO_EVIDENCE_NOTE, OMITTED_NOTES, cr2_df, score_results
 from harness.evaluation.subset import Subset, restrict_goldset
@@ -111,6 +112,7 @@ def _split_extra(options: RunOptions) -> dict:
     return {} if options.split == "all" else {"split": options.split}
 
 
+@holding_run_id("run")
 def run(
     goldset_path: str | Path,
     corpus_dir: str | Path,
@@ -253,6 +255,7 @@ def run(
         corpus.close()
 
 
+@holding_run_id("eval")
 def evaluate_rankings(
     goldset_path: str | Path,
     rankings_path: str | Path,

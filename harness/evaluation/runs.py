@@ -26,12 +26,14 @@ unverified with one notice line on stderr; ``gate`` and ``compare`` refuse it un
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import functools
 import json
 import platform
 import subprocess
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -48,7 +50,17 @@ from harness.evaluation.record import (
     upgrade_v1,
     validated,
 )
-from harness.io import OUTPUT_MARKER, atomic_directory, is_harness_output, read_jsonl, sha256_file, stderr_notice
+from harness.io import (
+    OUTPUT_MARKER,
+    LockBusy,
+    atomic_directory,
+    claim_file,
+    is_harness_output,
+    read_jsonl,
+    sha256_file,
+    stderr_notice,
+    write_error,
+)
 
 __all__ = [
     "RUN_SCHEMA_VERSION",
@@ -59,10 +71,12 @@ __all__ = [
     "check_runs_dir",
     "check_hashed",
     "default_run_id",
+    "holding_run_id",
     "git_commit",
     "library_versions",
     "load_run",
     "record_hashes",
+    "run_id_lock",
     "write_run_record",
 ]
 
@@ -449,6 +463,70 @@ def check_run_id(runs_dir: str | Path, run_id: str, *, overwrite: bool = False) 
         raise HarnessInputError(
             f"--run-id {final}: not a run record harness wrote (no {OUTPUT_MARKER}); refusing to overwrite it"
         )
+
+
+@contextlib.contextmanager
+def run_id_lock(runs_dir: str | Path, run_id: str) -> Iterator[None]:
+    """Hold the run id ``run_id`` of ``runs_dir`` for the ``with`` block: an exclusive claim on the hidden file
+    ``<runs_dir>/.<run id>.lock`` (:func:`harness.io.claim_file`: ``fcntl.flock``, removed on exit), taken before
+    the record is computed and its temporary folder made, held through the rename.
+
+    A second writer of the same id (``run``/``evaluate --run-id X``, with or without ``--overwrite``) started while
+    the first holds it does not wait and never replaces the first's record: it stops at once with one line (exit
+    2). Writers started one after the other are unaffected (``--overwrite`` then replaces, as asked). The claim's
+    file goes with the claim, and a ``runs_dir`` made for it is removed again when the block leaves it empty: a
+    run that wrote nothing leaves ``runs_dir`` as it found it.
+
+    Raises:
+        HarnessInputError: the id is not a plain folder name or ``runs_dir`` is not a folder
+            (:func:`check_run_id_text`, :func:`check_runs_dir`); the id is held by another writer
+            (``--run-id runs/X: another harness process (pid N) is writing this run record now; ...``).
+        HarnessError: the lock file cannot be made (a read-only runs folder: its cause).
+    """
+    check_run_id_text(run_id)
+    check_runs_dir(runs_dir)
+    folder, final = Path(runs_dir), Path(runs_dir) / run_id
+    made = [q for q in (folder, *folder.parents) if not q.exists()]  # the folders mkdir will make, deepest first
+    try:
+        with contextlib.ExitStack() as held:
+            for tries_left in range(4, -1, -1):
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                    held.enter_context(claim_file(folder / f".{run_id}.lock"))
+                    break
+                except LockBusy as exc:
+                    who = f"another harness process (pid {exc.holder})" if exc.holder else "another harness process"
+                    raise HarnessInputError(
+                        f"--run-id {final}: {who} is writing this run record now; nothing written (run again when it "
+                        "has finished, or choose another --run-id)"
+                    ) from None
+                except FileNotFoundError:  # the folder made a moment ago, removed by a writer that found it empty
+                    if not tries_left:
+                        raise
+                except OSError as exc:
+                    raise write_error(exc, final, field="--run-id") from None
+            yield
+    finally:
+        with contextlib.suppress(OSError):
+            for q in made:
+                q.rmdir()  # only when empty: a run that wrote nothing leaves no runs folder behind
+
+
+def holding_run_id(prefix: str) -> Callable:
+    """Decorator of a function that writes a run record, with keyword arguments ``runs_dir`` (default ``"runs"``)
+    and ``run_id`` (default: :func:`default_run_id` with ``prefix``): the call runs inside :func:`run_id_lock` of
+    that id, and gets the id filled in."""
+
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def inner(*args, runs_dir: str | Path = "runs", run_id: str | None = None, **kwargs):
+            run_id = default_run_id(prefix) if run_id is None else run_id
+            with run_id_lock(runs_dir, run_id):
+                return fn(*args, runs_dir=runs_dir, run_id=run_id, **kwargs)
+
+        return inner
+
+    return wrap
 
 
 #: The longest run id, in UTF-8 bytes: a folder name has at most 255 (NAME_MAX of Linux and macOS file systems) and

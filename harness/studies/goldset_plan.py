@@ -19,6 +19,7 @@ listing the draws. A document drawn twice gets questions for each draw;
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,42 @@ from harness.errors import HarnessInputError
 from harness.io import atomic_directory
 from harness.studies.known_item.corpus import chunk_corpus
 from harness.studies.known_item.sample import bound_draws, draw_documents
+
+#: The longest gold-set name a plan takes, in UTF-8 bytes (it names ``<name>.meta.json``: a file name has at most
+#: 255 bytes, and the folder's temporary sibling adds up to 22: :func:`harness.io.temporary_path`).
+NAME_MAX_BYTES = 200
+
+
+def check_plan_name(name: str, *, field: str = "--name") -> None:
+    """Refuse a gold-set name that cannot name the plan's files: the name is the stem of ``<name>.meta.json`` and
+    ``<name>.jsonl`` inside ``--out``, so it must be a plain file name (no ``/`` or ``\\``, no control character,
+    not starting with ``.``, no white space at either end, at most :data:`NAME_MAX_BYTES` bytes), and it must give
+    a contract name under the gold sets' slug rule (:func:`harness.validate.contract.contract_slug`: at least one
+    letter or digit). Nothing can then be written outside ``--out``.
+
+    Raises:
+        HarnessInputError: one line naming ``field`` and what is wrong (the name shown escaped), exit 2.
+    """
+    from harness.validate.contract import contract_slug
+
+    shown = ascii(name if len(name) <= 60 else name[:60] + "...")
+    size = len(name.encode("utf-8", "surrogatepass"))
+    bad = next((ch for ch in name if unicodedata.category(ch) in ("Cc", "Cs")), None)
+    why = (
+        "is empty or blank" if not name.strip()
+        else f"is {size} bytes long in UTF-8, over the {NAME_MAX_BYTES} a gold-set name may have"
+        if size > NAME_MAX_BYTES
+        else f"contains the control character U+{ord(bad):04X}" if bad is not None
+        else "contains a path separator ('/' or '\\')" if "/" in name or "\\" in name
+        else "starts with '.'" if name.startswith(".")
+        else "starts or ends with white space" if name != name.strip()
+        else None
+    )  # fmt: skip
+    if why is not None:
+        raise HarnessInputError(
+            f"{field} {shown}: {why}; a gold-set name names the files inside --out: give a plain name"
+        )
+    contract_slug(name, "0.1.0", where=f"{field} {shown}")
 
 
 @dataclass
@@ -68,12 +105,14 @@ def plan_goldset(
     """Draw the plan (module docstring) and write the new dataset folder ``out_dir``.
 
     Raises:
-        HarnessInputError: ``out_dir`` exists; an unreadable corpus; an unknown design; too few documents, or more
-            than the corpus holds (:func:`harness.studies.known_item.sample.bound_draws`).
+        HarnessInputError: ``out_dir`` exists; ``name`` (default: the folder's name) is no plain gold-set name
+            (:func:`check_plan_name`); an unreadable corpus; an unknown design; too few documents, or more than the
+            corpus holds (:func:`harness.studies.known_item.sample.bound_draws`).
     """
     out = Path(out_dir)
     if out.exists():
         raise HarnessInputError(f"--out {out}: already exists; refusing to overwrite")
+    check_plan_name(name if name is not None else out.name, field="--name" if name is not None else "--out")
     cc = chunk_corpus(corpus_dir, chunk_words=chunk_words, query_words=query_words)
     bound_draws(cc, documents, design, field="--documents", per_document=False)
     sample = draw_documents(cc, documents, design, seed)
@@ -81,7 +120,7 @@ def plan_goldset(
         {"draw": j, "doc_id": cc.doc_ids[d], "p": float(p)}
         for j, (d, p) in enumerate(zip(sample.docs, sample.p, strict=True))
     ]
-    stem = name or out.name
+    stem = name if name is not None else out.name
     manifest = {
         "name": stem,
         "version": "0.1.0",
