@@ -23,8 +23,8 @@ parent, up to the first directory holding a ``harness.toml`` or a ``pyproject.to
 directory ``harness.toml`` and ``pyproject.toml``'s ``[tool.harness]`` are both read; where both set a key,
 ``harness.toml`` wins and one ``note:`` line says so. Relative paths in a file are relative to the file's folder.
 
-**Precedence, per setting:** a flag on the command line > the environment (``HARNESS_CORPUS``, ``HARNESS_GOLDSET``,
-``HARNESS_SYSTEMS``, ``HARNESS_MODEL``, ``HARNESS_WORKDIR``, ``HARNESS_RUNS_DIR``) > ``harness.toml`` >
+**Precedence, per setting:** a flag on the command line > the environment (``HARNESS_WORKDIR``, ``HARNESS_RUNS_DIR``) >
+``harness.toml`` >
 ``[tool.harness]`` > the option's default. A key applies to every verb that has the option it maps to
 (:data:`OPTION_OF`; ``corpus`` is ``--corpus`` of run, evaluate, embed, known-item, validate...). A run's manifest
 records where each of these settings came from (``settings``: ``flag``, ``environment HARNESS_X``, ``harness.toml``,
@@ -80,11 +80,9 @@ OPTION_OF: dict[str, str] = {
 _GATE_ONLY = frozenset(k for k in OPTION_OF if k.startswith("gate."))
 
 #: ``{setting: environment variable}``: the environment level of the precedence.
+#: Only these two: the CI recipes set ``HARNESS_CORPUS``, ``HARNESS_MODEL``... as shell variables for their own steps,
+#: and a verb must not start reading them behind a step's back.
 ENV_OF: dict[str, str] = {
-    "corpus": "HARNESS_CORPUS",
-    "goldset": "HARNESS_GOLDSET",
-    "systems": "HARNESS_SYSTEMS",
-    "model": "HARNESS_MODEL",
     "workdir": "HARNESS_WORKDIR",
     "runs_dir": "HARNESS_RUNS_DIR",
 }

@@ -69,15 +69,21 @@ def test_config_file_supplies_every_setting_and_the_manifest_says_so(project: Pa
 
 
 def test_flag_beats_environment_beats_file(project: Path, monkeypatch):
-    monkeypatch.setenv("HARNESS_SYSTEMS", "tfidf")
+    monkeypatch.setenv("HARNESS_RUNS_DIR", str(project / "env-runs"))
+    monkeypatch.setenv("HARNESS_SYSTEMS", "tfidf")  # a CI recipe's shell variable: not a setting
     env = invoke("run", "--run-id", "env", "--bootstrap-reps", "200")
     assert env.exit_code == 0, env.output
-    assert _manifest(project, "env")["systems"] == ["tfidf"]
-    assert _manifest(project, "env")["settings"]["systems"] == "environment HARNESS_SYSTEMS"
-    flag = invoke("run", "--run-id", "flag", "--systems", "bm25", "--bootstrap-reps", "200")
+    man = json.loads((project / "env-runs" / "env" / "manifest.json").read_text("utf-8"))
+    assert man["systems"] == ["bm25", "tfidf"]
+    assert man["settings"]["runs_dir"] == "environment HARNESS_RUNS_DIR"
+    assert man["settings"]["systems"] == "harness.toml"
+    flag = invoke(
+        "run", "--run-id", "flag", "--systems", "bm25", "--runs-dir", project / "runs", "--bootstrap-reps", "200"
+    )
     assert flag.exit_code == 0, flag.output
     assert _manifest(project, "flag")["systems"] == ["bm25"]
     assert _manifest(project, "flag")["settings"]["systems"] == "flag"
+    assert _manifest(project, "flag")["settings"]["runs_dir"] == "flag"
 
 
 def test_harness_toml_wins_over_pyproject_with_a_note(project: Path):
