@@ -89,7 +89,7 @@ def test_names_are_kept_as_typed_and_one_system_is_one_key():
         "text": "rrf",
         "kind": "fusion",
         "method": "rrf",
-        "options": {"k": 60.0},
+        "options": {"input_depth": 50, "chunk_input_depth": 200, "k": 60.0},  # input depths: issue 42 item 16
         "inputs": ["bm25", "vector"],
         "plugin": None,
     }
@@ -124,7 +124,7 @@ def test_aliases_name_any_system_and_fusions_read_them():
     assert plan.names == ["toy", "ctr", "rrf:bm25+toy", "hyb", "rrf:hyb+ctr"]
     assert plan.nodes["toy"].record.kind == "py" and plan.nodes["toy"].record.text == TOY.split("=", 1)[1]
     assert plan.nodes["rrf:hyb+ctr"].record.inputs == ("hyb", "ctr")
-    assert plan.nodes["hyb"].record.options == {"w": 0.5}
+    assert plan.nodes["hyb"].record.options == {"input_depth": 50, "chunk_input_depth": 200, "w": 0.5}
     assert list(plan.nodes).index("toy") < list(plan.nodes).index("hyb") < list(plan.nodes).index("rrf:hyb+ctr")
 
 

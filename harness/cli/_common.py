@@ -147,6 +147,7 @@ def _main(
     stderr. Exit codes of verbs that judge: 0 pass, 1 fail, 2 unusable input (gate: 3 inconclusive)."""
     try:
         set_verbosity(quiet=quiet, verbose=verbose)
+        _apply_config(ctx)
     except HarnessError as exc:
         _fail(exc)
     if verbose:
@@ -157,6 +158,47 @@ def _main(
                 "(the whole command, start-up excluded)"
             )
         )
+
+
+_SETTINGS: dict = {}
+
+
+def _apply_config(ctx: typer.Context) -> None:
+    """Read the project config (:func:`harness.config.load_settings`: ``harness.toml``, ``[tool.harness]``, the
+    ``HARNESS_*`` variables) into click's ``default_map`` of the invoked verb, below its flags; print its notes."""
+    from harness.config import load_settings
+
+    if not ctx.invoked_subcommand:
+        return
+    settings = load_settings()
+    _SETTINGS["settings"] = settings
+    ctx.default_map = {**(ctx.default_map or {}), **settings.default_map(ctx.command.commands)}
+    for line in settings.notes:
+        notice(line)
+
+
+def settings_sources(ctx: typer.Context) -> dict[str, str]:
+    """``{setting: where its value came from}`` for the project settings the verb of ``ctx`` has (``flag``,
+    ``environment HARNESS_X``, ``harness.toml``, ``pyproject.toml [tool.harness]``, ``default``): what a run
+    manifest records as ``settings`` (:mod:`harness.config`)."""
+    from harness.config import OPTION_OF
+
+    settings = _SETTINGS.get("settings")
+    params = {p.name: p for p in ctx.command.params}
+    out = {}
+    for key, pname in OPTION_OF.items():
+        if pname not in params or (key.startswith("gate.") and ctx.info_name != "gate"):
+            continue
+        source = getattr(ctx.get_parameter_source(pname), "name", "DEFAULT")  # click's ParameterSource
+        if source == "COMMANDLINE":
+            out[key] = "flag"
+        elif source == "ENVIRONMENT":
+            out[key] = f"environment {params[pname].envvar}"
+        elif source == "DEFAULT_MAP" and settings is not None:
+            out[key] = settings.source_of(key)
+        else:
+            out[key] = "default"
+    return out
 
 
 def _given(value) -> bool:

@@ -21,6 +21,7 @@ from harness.cli._common import (
     notice,
     output_format,
     plugin_files,
+    settings_sources,
 )
 from harness.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
 from harness.errors import HarnessInputError
@@ -124,6 +125,7 @@ MODEL_HELP = (
 
 @app.command()
 def run(
+    ctx: typer.Context,
     corpus: Path = typer.Option(..., "--corpus", help="Corpus folder."),
     goldset: Path = typer.Option(..., "--goldset", help="Dataset folder or JSONL."),
     systems: str = typer.Option(
@@ -205,6 +207,7 @@ def run(
         chunker=chunker,
         metrics=chosen_metrics(metrics),
         subset=Subset.of(qids, category),
+        settings=settings_sources(ctx),
     )
     path = do_run(
         goldset,
@@ -226,6 +229,7 @@ def run(
 
 @app.command()
 def evaluate(
+    ctx: typer.Context,
     goldset: Path = typer.Option(..., "--goldset", help="Dataset folder or JSONL."),
     rankings: Path = typer.Option(..., "--rankings", help="TREC run file or JSONL of ranked ids with scores."),
     corpus: Path = typer.Option(
@@ -285,6 +289,7 @@ def evaluate(
         split=split,
         metrics=chosen_metrics(metrics),
         subset=Subset.of(qids, category),
+        settings=settings_sources(ctx),
     )
     path = evaluate_rankings(
         goldset,

@@ -12,7 +12,8 @@ incomparabilities (gold set sha256, corpus hash, depths) are refused before this
   ``kind``; for a vector system ``model``, ``weights`` (the model's weights sha256, 12 hex digits), ``dim``,
   ``bits`` (the binarisation rule), ``rescore``, ``center``, ``coverage`` (indexed / total chunks) and the query and
   passage prompts; for BM25 / TF-IDF ``library``, ``analyzer`` and every ``params.<name>``; for a fusion
-  ``fusion`` (the method), every ``params.<name>``, ``inputs``, and ``formula`` only when neither the method nor a
+  ``fusion`` (the method), every ``params.<name>``, ``inputs``, ``input_depth`` (its input cut per level; a
+  record that predates it cut at the run's depths), and ``formula`` only when neither the method nor a
   parameter changed; for a ``py:`` retriever ``plugin`` (the spec), ``plugin.sha256`` (its file) and every scalar
   of its ``config()`` as ``config.<name>``; for a two-stage system its scalar settings (``scorer``, ``top_docs``,
   ``dense`` ...) and ``reranker.<name>``; for external rankings ``source``. The inputs a fusion or two-stage system
@@ -178,6 +179,9 @@ def system_facts(cfg: Mapping | None, record: Mapping | None = None) -> dict[str
         out["fusion"] = _text(cfg.get("method") or cfg.get("fusion"))
         _params(out, cfg.get("params"))
         out["inputs"] = "+".join(cfg.get("input_names") or list(cfg.get("inputs") or {}))
+        depth = cfg.get("input_depth")
+        if isinstance(depth, dict):
+            out["input_depth"] = f"documents {_text(depth.get('document'))}, chunks {_text(depth.get('chunk'))}"
         out["formula"] = _text(cfg.get("formula"))
     elif kind == "py":
         plug = cfg.get("plugin") or {}
@@ -251,6 +255,19 @@ def _system_changes(prefix: str, ca: Mapping, cb: Mapping, ra, rb, skip_inputs: 
     return out
 
 
+def _with_input_depth(cfg: Mapping, run: RunRecord) -> Mapping:
+    """A fusion's config with its ``input_depth`` filled in from the run's depths where the record predates it (a
+    fusion then cut its inputs at the run's depths), inputs included; any other config unchanged."""
+    if not isinstance(cfg, Mapping):
+        return cfg
+    out = dict(cfg)
+    if "fusion" in out and "input_depth" not in out:
+        out["input_depth"] = {"document": run.manifest.depths.document, "chunk": run.manifest.depths.chunk}
+    if isinstance(out.get("inputs"), dict):
+        out["inputs"] = {k: _with_input_depth(v, run) for k, v in out["inputs"].items()}
+    return out
+
+
 def changes_between(a: RunRecord, b: RunRecord, pairs: Sequence[tuple[str, str]]) -> list[Change]:
     """Every configuration fact that differs between run ``a`` (baseline) and run ``b`` (candidate) for the compared
     system ``pairs`` (module docstring): the run facts first (when the records are two different runs), then per
@@ -270,7 +287,8 @@ def changes_between(a: RunRecord, b: RunRecord, pairs: Sequence[tuple[str, str]]
     compared = {sa for sa, sb in pairs if sa == sb}
     ra, rb = _records(a), _records(b)
     for sa, sb in pairs:
-        ca, cb = a.manifest.system_configs.get(sa, {}), b.manifest.system_configs.get(sb, {})
+        ca = _with_input_depth(a.manifest.system_configs.get(sa, {}), a)
+        cb = _with_input_depth(b.manifest.system_configs.get(sb, {}), b)
         got = _system_changes(f"{sb}.", ca, cb, ra.get(sa), rb.get(sb), compared)
         if same_run and got[:1] and got[0].field == f"{sb}.kind":
             continue  # two kinds of one run (bm25 against vector): the names say it

@@ -76,6 +76,8 @@ class RunOptions:
             (:mod:`harness.evaluation.metric_choice`); recorded in the manifest's ``metrics``.
         subset: the questions scored and recorded (``--qids``, ``--category``; :mod:`harness.evaluation.subset`);
             the manifest's ``subset`` names it.
+        settings: ``{setting: where its value came from}`` of the project settings (:mod:`harness.config`: flag,
+            environment, ``harness.toml``, ``[tool.harness]``, default), recorded as the manifest's ``settings``.
     """
 
     doc_depth: int = DEFAULT_DOC_DEPTH
@@ -90,6 +92,7 @@ class RunOptions:
     chunker: str | None = None
     metrics: tuple[str, ...] = ()
     subset: Subset = field(default_factory=Subset)
+    settings: Mapping[str, str] = field(default_factory=dict)
 
 
 def split_slice(goldset: GoldSet, split: str) -> dict[str, set[str]]:

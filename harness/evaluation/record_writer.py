@@ -69,6 +69,7 @@ def write_record(
         "harness_version": __version__,
         "git_commit": git_commit(),
         "libraries": library_versions(),
+        **({"settings": dict(options.settings)} if getattr(options, "settings", None) else {}),
         **extra,
     }
     trec_runs = {}

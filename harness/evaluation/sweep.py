@@ -422,7 +422,7 @@ def sweep(
         return qr.metrics[spec.id]
 
     def fused(rec, fs: FusionSpec) -> float:
-        return score(rec, fs.fuse([lists[n].get(rec.qid, []) for n in inputs], depth=depth))
+        return score(rec, fs.fuse([lists[n].get(rec.qid, []) for n in inputs], level=level))
 
     def alone(rec, name: str) -> float:
         return score(rec, lists[name].get(rec.qid, []))

@@ -345,8 +345,8 @@ def multi_sweep(
 
     def fused(rec, fs, metrics) -> dict[str, float]:
         per = [lists[n].get(rec.qid, ([], [])) for n in inputs]
-        docs = fs.fuse([p[0] for p in per], depth=doc_depth)
-        chunks = fs.fuse([p[1] for p in per], depth=chunk_depth)
+        docs = fs.fuse([p[0] for p in per], level="document")  # the fusion's own input depths (item 16)
+        chunks = fs.fuse([p[1] for p in per], level="chunk")
         return score(rec, docs, chunks, metrics)
 
     def alone(rec, name, metrics) -> dict[str, float]:

@@ -494,9 +494,7 @@ class SystemSet:
             t0 = time.perf_counter()
             rec = node.record
             if node.fusion is not None:
-                done[key] = self._fuse(
-                    node.fusion, [done[self.plan.key(i)] for i in rec.inputs], doc_depth, chunk_depth
-                )
+                done[key] = self._fuse(node.fusion, [done[self.plan.key(i)] for i in rec.inputs])
                 self.timings[f"{name}_fusion"] = round(time.perf_counter() - t0, 4)
                 continue
             obj = self._built[key]
@@ -542,18 +540,18 @@ class SystemSet:
         return out
 
     @staticmethod
-    def _fuse(spec: FusionSpec, inputs: list[list[QueryResult]], doc_depth: int, chunk_depth: int) -> list[QueryResult]:
+    def _fuse(spec: FusionSpec, inputs: list[list[QueryResult]]) -> list[QueryResult]:
         out = []
         for per_q in zip(*inputs, strict=True):
             res, flags = {}, {}
-            for level, depth in (("docs", doc_depth), ("chunks", chunk_depth)):
+            for level in ("docs", "chunks"):
                 lists = [getattr(r, level) for r in per_q]
                 if all(x is None for x in lists):
                     res[level] = None
                     continue
                 if any(x is None for x in lists):
                     flags["partial_doc_fusion" if level == "docs" else "partial_chunk_fusion"] = True
-                res[level] = spec.fuse([x or [] for x in lists], depth=depth)
+                res[level] = spec.fuse([x or [] for x in lists], level=level)  # the fusion's own input depth
             out.append(QueryResult(docs=res["docs"], chunks=res["chunks"], flags=flags))
         return out
 

@@ -147,8 +147,17 @@ class FusionSpec:
 
     @property
     def name(self) -> str:
-        """Canonical name (``rrf`` for k = 60; inputs written only when they are not ``bm25+vector``)."""
+        """Canonical name (``rrf`` for k = 60; input depths written only when they are not the defaults, as
+        ``rrf[input_depth=100]``; inputs written only when they are not ``bm25+vector``)."""
         head = self._method.canonical_head(self.options)
+        depths = [
+            f"{key}={getattr(self.options, key)}"
+            for key in ("input_depth", "chunk_input_depth")
+            if getattr(self.options, key) != type(self.options).model_fields[key].default
+        ]
+        if depths:
+            base, sep, rest = head.partition(":")
+            head = f"{base}[{';'.join(depths)}]{sep}{rest}"
         return head if self.inputs == DEFAULT_INPUTS else f"{head}:{'+'.join(self.inputs)}"
 
     @property
@@ -173,11 +182,24 @@ class FusionSpec:
             "method": self.method,
             "params": self._method.params(self.options),
             "input_names": list(self.inputs),
+            "input_depth": {"document": self.options.input_depth, "chunk": self.options.chunk_input_depth},
             "formula": self.formula,
         }
 
-    def fuse(self, lists: Sequence[Pairs], *, depth: int | None = None) -> Ranking:
+    def fuse(self, lists: Sequence[Pairs], *, depth: int | None = None, level: str | None = None) -> Ranking:
         """Fuse one list per input (an input without rankings at this level gives an empty list).
+
+        Args:
+            lists: one ranked list per input, in input order.
+            depth: cut of each input list when ``level`` is not given (``None``: whole lists).
+            level: ``docs``/``document`` or ``chunks``/``chunk``: cut each input list at this fusion's input depth
+                of that level (:class:`~harness.retrieve.fusion.base.FusionOptions`; ``depth`` is then ignored).
+                What a run, the sweep and the known-item study use, so that a run's depth never changes what is
+                fused.
+
+        Returns:
+            The fused ranking over the union of the cut lists, canonical, not cut again (the caller cuts it at the
+            run's depth).
 
         Raises:
             ValueError: a number of lists other than the method's number of inputs.
@@ -185,7 +207,8 @@ class FusionSpec:
         n = self._method.n_inputs
         if n is not None and len(lists) != n:
             raise ValueError(f"fusion {self.name}: needs exactly {n} lists {list(self.inputs)}, got {len(lists)}")
-        return self._method.fuse(lists, self.options, depth)
+        cut = depth if level is None else self.options.input_depth_of(level)
+        return self._method.fuse(lists, self.options, cut)
 
     __call__ = fuse
 

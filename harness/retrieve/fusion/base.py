@@ -14,8 +14,9 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from harness.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH
 from harness.errors import HarnessInputError
 from harness.ranking import Ranking
 
@@ -33,9 +34,24 @@ class FusionSpecError(HarnessInputError, ValueError):
 
 
 class FusionOptions(BaseModel):
-    """Base of every fusion method's typed options (frozen; unknown keys refused)."""
+    """Base of every fusion method's typed options (frozen; unknown keys refused).
+
+    Every method also takes its **input depths**, fixed system options (issue 42 item 16): each input list is cut to
+    its first ``input_depth`` documents (default :data:`~harness.defaults.DEFAULT_DOC_DEPTH`, 50) and
+    ``chunk_input_depth`` chunks (default :data:`~harness.defaults.DEFAULT_CHUNK_DEPTH`, 200) before fusing, whatever
+    the run's depth. A run whose depth grows for a deeper metric (``--metrics AP@100``) therefore fuses the same lists
+    and every shallower metric keeps its value; the deeper cut-offs read what the fused union of the cut lists holds.
+    Given in a name as ``rrf[input_depth=100]`` (integers 1..100000).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_depth: int = Field(DEFAULT_DOC_DEPTH, ge=1, le=100_000)
+    chunk_input_depth: int = Field(DEFAULT_CHUNK_DEPTH, ge=1, le=100_000)
+
+    def input_depth_of(self, level: str) -> int:
+        """The input cut of ``level`` (``docs``/``document`` or ``chunks``/``chunk``)."""
+        return self.input_depth if level in ("docs", "document") else self.chunk_input_depth
 
 
 def finite(name: str, value: object) -> float:
