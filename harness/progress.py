@@ -96,10 +96,11 @@ def _note_once(raw: str, why: str) -> None:
     if raw in _NOTED:
         return
     _NOTED.add(raw)
-    from harness.io import stderr_notice
+    from harness.terminal_safe import escape_controls  # a leaf: progress stays below io in the layers
 
     shown = ascii(raw if len(raw) <= 40 else raw[:40] + "...")
-    stderr_notice(f"note: HARNESS_PROGRESS_INTERVAL={shown} {why}")
+    sys.stderr.write(f"harness: {escape_controls(f'note: HARNESS_PROGRESS_INTERVAL={shown} {why}')}\n")
+    sys.stderr.flush()
 
 
 def _duration(seconds: float) -> str:

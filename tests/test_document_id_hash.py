@@ -44,11 +44,12 @@ def test_a_walked_file_name_with_a_hash_is_refused(tmp_path):
 
 
 def test_a_cached_scan_recorded_before_the_rule_is_not_trusted(tmp_path, monkeypatch):
-    from harness.corpus import scan_cache, source
+    from harness import ids
+    from harness.corpus import scan_cache
 
     corpus = _corpus(tmp_path / "c", ["dX", "dX#1"])
     cache = tmp_path / "scan.json"
-    monkeypatch.setattr(source, "check_item_id", lambda item, *a, **k: str(item))  # a harness without the rule
+    monkeypatch.setattr(ids, "check_item_id", lambda item, *a, **k: str(item))  # a harness without the rule
     assert [d.doc_id for d in scan_corpus(corpus, stat_cache=cache).docs] == ["dX", "dX#1"]
     monkeypatch.undo()
     assert scan_cache.lookup(cache, corpus) is not None  # the record still matches every stat key

@@ -35,7 +35,6 @@ from pathlib import Path, PurePosixPath
 
 from harness.corpus.chunker import Chunk, Chunker, decode_source
 from harness.errors import HarnessInputError
-from harness.ids import check_item_id, id_problem
 from harness.io import canonical_json, read_jsonl
 from harness.nfc import nfc
 
@@ -181,6 +180,8 @@ def _read_metadata(root: Path) -> list[DocMeta]:
             doc_id = str(doc_id)
         if not isinstance(doc_id, str) or not doc_id.strip():
             raise HarnessInputError(f"{where}: field doc_id: missing or not a string")
+        from harness.ids import check_item_id  # lazily: `import harness.validate` stays within its module budget
+
         check_item_id(doc_id, f"{where}: field doc_id", what="document id", document=True)  # '#', whitespace
         if doc_id in seen_ids:
             raise HarnessInputError(f"{where}: field doc_id: duplicate {doc_id!r} (first at line {seen_ids[doc_id]})")
@@ -245,6 +246,8 @@ def _discover(root: Path) -> list[DocMeta]:
         if rel in ("SOURCE.md", "README.md"):
             continue
         doc_id = nfc(rel[: -len(".md")])
+        from harness.ids import check_item_id
+
         check_item_id(doc_id, f"{root / rel}: field doc_id (the file name)", what="document id", document=True)
         if doc_id in seen:
             raise HarnessInputError(
@@ -287,6 +290,8 @@ def scan_corpus(corpus_dir: str | Path, *, name: str | None = None, stat_cache: 
             cached = None if hit is None else [DocMeta(**rec) for rec in hit[0]]
         except TypeError:  # a record of other fields: scan in full
             cached = None
+        from harness.ids import id_problem
+
         if cached is not None and any(id_problem(d.doc_id, document=True) for d in cached):
             cached = None  # recorded before ids were checked: the full scan names the record
         if cached is not None and hit is not None:

@@ -530,3 +530,21 @@ def system_analyzer(context, option: str | None) -> tuple[Analyzer, AnalyzerChoi
     the choice, which the system keeps as ``analyzer_choice`` (the run records it and prints its note once)."""
     choice = choose_analyzer(option, corpus_languages(context.corpus))
     return ANALYZERS[choice.analyzer_id](), choice
+
+
+def check_analyzers(systems: Iterable, corpus, log) -> list[str]:
+    """Say once that the default analyzer was taken (one line through ``log``) and check a sample of the corpus
+    against each distinct analyzer in use by ``systems`` (built retrievers carrying an ``analyzer_choice``;
+    :func:`language_mismatch`).
+
+    Returns:
+        The warnings of the run (one per mismatching analyzer), in order.
+    """
+    choices = [c for obj in systems if (c := getattr(obj, "analyzer_choice", None)) is not None]
+    for note in dict.fromkeys(c.note for c in choices if c.note):
+        log(note)
+    ids = list(dict.fromkeys(c.analyzer_id for c in choices))
+    if not ids:
+        return []
+    sample = corpus_sample(corpus)
+    return [w for aid in ids if (w := language_mismatch(sample, aid)) is not None]

@@ -58,7 +58,7 @@ from harness.memory import peak_rss_mib
 from harness.progress import progress_bar, stage
 from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.bm25.system import BM25Options, open_bm25_system
-from harness.retrieve.fusion import FUSIONS, FusionSpec, fusion_method
+from harness.retrieve.fusion import FUSIONS, FusionSpec, fuse_results, fusion_method
 from harness.retrieve.names import ALIAS_RE, parse_name, split_systems
 from harness.retrieve.plugin import (
     Plugin,
@@ -423,28 +423,15 @@ class SystemSet:
     def analyzer_choices(self) -> dict[str, dict]:
         """``{system: {"analyzer_id", "chosen_by"}}`` of the run's ``bm25`` and ``tfidf`` systems (the manifest's
         ``analyzers``; :class:`harness.retrieve.analyzer.AnalyzerChoice`)."""
-        out = {}
-        for name in self.plan.nodes:
-            choice = getattr(self._built.get(self.plan.key(name)), "analyzer_choice", None)
-            if choice is not None:
-                out[name] = choice.record()
-        return out
+        objs = {n: getattr(self._built.get(self.plan.key(n)), "analyzer_choice", None) for n in self.plan.nodes}
+        return {name: choice.record() for name, choice in objs.items() if choice is not None}
 
     def _check_analyzers(self) -> None:
-        """Say once that the default analyzer was taken (one line through ``log``), and check a sample of the corpus
-        against each distinct analyzer in use (:func:`harness.retrieve.analyzer.language_mismatch`): a mismatch is
-        one warning of the run."""
-        from harness.retrieve.analyzer import corpus_sample, language_mismatch
+        """The default analyzer's note (once, through ``log``) and the language check's warnings of the run
+        (:func:`harness.retrieve.analyzer.check_analyzers`)."""
+        from harness.retrieve.analyzer import check_analyzers
 
-        choices = [c for obj in self._built.values() if (c := getattr(obj, "analyzer_choice", None)) is not None]
-        for note in dict.fromkeys(c.note for c in choices if c.note):
-            self.context.log(note)
-        ids = list(dict.fromkeys(c.analyzer_id for c in choices))
-        if ids:
-            sample = corpus_sample(self.corpus)
-            for aid in ids:
-                if (w := language_mismatch(sample, aid)) is not None:
-                    self.warnings.append(w)
+        self.warnings += check_analyzers(self._built.values(), self.corpus, self.context.log)
 
     def _obj(self, name: str):
         return self._built[self.plan.key(name)]
@@ -539,21 +526,7 @@ class SystemSet:
                     advance(len(block))
         return out
 
-    @staticmethod
-    def _fuse(spec: FusionSpec, inputs: list[list[QueryResult]]) -> list[QueryResult]:
-        out = []
-        for per_q in zip(*inputs, strict=True):
-            res, flags = {}, {}
-            for level in ("docs", "chunks"):
-                lists = [getattr(r, level) for r in per_q]
-                if all(x is None for x in lists):
-                    res[level] = None
-                    continue
-                if any(x is None for x in lists):
-                    flags["partial_doc_fusion" if level == "docs" else "partial_chunk_fusion"] = True
-                res[level] = spec.fuse([x or [] for x in lists], level=level)  # the fusion's own input depth
-            out.append(QueryResult(docs=res["docs"], chunks=res["chunks"], flags=flags))
-        return out
+    _fuse = staticmethod(fuse_results)  # a fusion's results (harness.retrieve.fusion.fuse_results)
 
     def _config(self, name: str) -> dict:
         node = self.plan.nodes[name]

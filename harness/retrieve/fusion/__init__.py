@@ -45,6 +45,7 @@ from harness.retrieve.fusion.wsum import weighted_fusion, wsum
 from harness.retrieve.names import parse_name, split_inputs
 
 __all__ = [
+    "fuse_results",
     "DEFAULT_INPUTS",
     "FUSIONS",
     "FusionMethod",
@@ -216,3 +217,29 @@ class FusionSpec:
 def parse_fusion(name: str, *, where: str = "fusion") -> FusionSpec:
     """:meth:`FusionSpec.parse`."""
     return FusionSpec.parse(name, where=where)
+
+
+def fuse_results(spec: FusionSpec, inputs: Sequence[Sequence]) -> list:
+    """A fusion system's results: per query (``inputs`` holds one list of
+    :class:`~harness.retrieve.base.QueryResult` per input, in input order, aligned by query), each level fused at
+    the fusion's own input depth (:meth:`FusionSpec.fuse` with ``level``); a level no input ranks stays ``None``,
+    and one only some inputs rank is fused from those, flagged ``partial_doc_fusion`` / ``partial_chunk_fusion``.
+
+    Returns:
+        One :class:`~harness.retrieve.base.QueryResult` per query.
+    """
+    from harness.retrieve.base import QueryResult
+
+    out = []
+    for per_q in zip(*inputs, strict=True):
+        res, flags = {}, {}
+        for level in ("docs", "chunks"):
+            lists = [getattr(r, level) for r in per_q]
+            if all(x is None for x in lists):
+                res[level] = None
+                continue
+            if any(x is None for x in lists):
+                flags["partial_doc_fusion" if level == "docs" else "partial_chunk_fusion"] = True
+            res[level] = spec.fuse([x or [] for x in lists], level=level)  # the fusion's own input depth
+        out.append(QueryResult(docs=res["docs"], chunks=res["chunks"], flags=flags))
+    return out
