@@ -21,8 +21,9 @@ BASELINE = REPO / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
 
 
 def _lists(n: int = 120) -> tuple[list, list]:
-    """Input A ranks ``y`` 1st and ``x`` 2nd; input B ranks ``x`` 51st (just past the default input depth of 50) and
-    never ``y`` (fillers named z... lose ties on id). Cut at 50, RRF puts ``y`` first (1/61 > 1/62); cut at 100, ``x`` first (1/62 + 1/111 > 1/61)."""
+    """Input A ranks ``y`` 1st and ``x`` 2nd; input B ranks ``x`` 51st (just past the default input depth of 50)
+    and never ``y`` (fillers named z... lose ties on id). Cut at 50, RRF puts ``y`` first (1/61 > 1/62); cut at
+    100, ``x`` first (1/62 + 1/111 > 1/61)."""
     a = [("y", 100.0), ("x", 99.0)] + [(f"za{i:03d}", 98.0 - i * 0.1) for i in range(n)]
     b = [(f"zb{i:03d}", 200.0 - i) for i in range(50)] + [("x", 149.0)] + [(f"zc{i:03d}", 148.0 - i) for i in range(n)]
     return a, b
