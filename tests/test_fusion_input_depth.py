@@ -89,3 +89,15 @@ def test_a_baseline_that_predates_the_option_shows_no_change(tmp_path: Path):
     [change] = [c for c in changes_between(base, load_run(new), pairs) if "input_depth" in c.field]
     assert change.field == f"{fusions[0]}.input_depth"
     assert (change.baseline, change.candidate) == ("documents 50, chunks 200", "documents 100, chunks 200")
+
+
+def test_rrf_k_is_bounded_where_its_ranks_stay_distinct():
+    """``rrf:k=1e308`` gave every id the same fused score (exit 0): k is refused above 1e9 with one line naming it,
+    and at the bound the fused order still follows the ranks."""
+    for bad in ("rrf:k=1e308", "rrf:k=1e10"):
+        with pytest.raises(FusionSpecError, match=r"k: Input should be less than or equal to 1000000000"):
+            FusionSpec.parse(bad)
+    spec = FusionSpec.parse("rrf:k=1e9:A+B")
+    fused = spec.fuse([[("a", 3.0), ("b", 2.0), ("c", 1.0)], [("c", 5.0), ("a", 1.0)]], depth=None)
+    assert [d for d, _ in fused] == ["a", "c", "b"]  # a: ranks 1 + 2, c: 3 + 1, b: 2 alone
+    assert len({s for _, s in fused}) == 3

@@ -42,6 +42,7 @@ from harness.goldset.io import GoldSet, load_goldset
 from harness.levels import LEVELS, parse_level
 from harness.metrics import MetricSpec, question_metrics
 from harness.retrieve.fusion import FUSIONS, FusionSpec
+from harness.retrieve.fusion.rrf import MAX_K
 from harness.stats import default_method, paired
 from harness.stats.design_evidence import RunDesign, run_design
 from harness.stats.methods import get as get_method
@@ -55,7 +56,7 @@ TIE_TOLERANCE = 1e-12
 
 PARAMETERS: dict[str, dict] = {
     "w": {"default": "0:1:0.05", "centre": 0.5, "low": 0.0, "high": 1.0, "option": "--w"},
-    "k": {"default": "5:100:5", "centre": 60.0, "low": 0.0, "high": math.inf, "option": "--k"},
+    "k": {"default": "5:100:5", "centre": 60.0, "low": 0.0, "high": MAX_K, "option": "--k"},
 }
 """The sweepable fusion parameters: default grid, tie centre, range, command-line option."""
 

@@ -32,12 +32,12 @@ def rrf(lists: Sequence[Pairs], *, k: float = 60, depth: int | None = None) -> R
         Scores lie in (0, n_lists / (k + 1)]. Sums are ``math.fsum``, so they do not depend on list order.
 
     Raises:
-        ValueError: ``k`` negative or not finite; ``depth`` negative.
+        ValueError: ``k`` outside [0, :data:`MAX_K`] or not finite; ``depth`` negative.
         harness.errors.MetricError: a NaN score.
     """
     kf = finite("rrf k", k)
-    if kf < 0:
-        raise ValueError(f"rrf k must be >= 0, got {k!r}")
+    if not 0 <= kf <= MAX_K:
+        raise ValueError(f"rrf k must be in [0, {MAX_K:g}], got {k!r}")
     parts: dict[str, list[float]] = {}
     for lst in lists:
         for rank, (item, _) in enumerate(canonical_ranking(lst, depth), start=1):
@@ -45,10 +45,16 @@ def rrf(lists: Sequence[Pairs], *, k: float = 60, depth: int | None = None) -> R
     return canonical_ranking((item, math.fsum(v)) for item, v in parts.items())
 
 
-class RRFOptions(FusionOptions):
-    """Options of an ``rrf`` system: ``k``, the RRF constant (finite, >= 0; default 60)."""
+MAX_K = 1e9
+"""Largest RRF constant: beyond it ``1/(k + r)`` and ``1/(k + r + 1)`` stop being distinct in float64 for the ranks
+a run holds, so the fused order degenerates into a count of the lists holding an id (``k = 1e308`` gave every id
+the same score, exit 0). Published values are 60 (Cormack et al.) and tuned ones lie in 1..1000."""
 
-    k: float = Field(60.0, ge=0, allow_inf_nan=False)
+
+class RRFOptions(FusionOptions):
+    """Options of an ``rrf`` system: ``k``, the RRF constant (finite, in [0, :data:`MAX_K`]; default 60)."""
+
+    k: float = Field(60.0, ge=0, le=MAX_K, allow_inf_nan=False)
 
 
 def _formula(o: RRFOptions, inputs: Sequence[str]) -> str:
