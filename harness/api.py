@@ -40,6 +40,7 @@ from harness.evaluation.runs import load_run as _load_run
 from harness.evaluation.subset import Subset, restrict_run
 from harness.goldset.io import GoldSet
 from harness.goldset.io import load_goldset as _load_goldset
+from harness.metrics import outcome_of
 from harness.stats.shown import ShownIntervals
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ class RunResult:
             if s is None:
                 continue
             for metric, ms in s.overall.items():
-                iv = ms.intervals.get(method) if shown is None else shown.interval(metric, ms)
+                iv = ms.intervals.get(method) if shown is None else shown.interval(outcome_of(metric), ms)
                 out.append({"system": system, "metric": metric, "mean": ms.mean,
                             "lower": iv.lower if iv else None, "upper": iv.upper if iv else None,
                             "method": iv.method if iv else None, "n_questions": s.n_questions,

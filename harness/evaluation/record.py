@@ -341,6 +341,11 @@ class Manifest(_Open):
     rankings_file: RelPath | None = None
     content_sha256: dict[RecordFile, Sha256] | None = None
 
+    @property
+    def chosen_metrics(self) -> list[str]:
+        """The metric ids the run was made with (``run``/``evaluate --metrics``; ``[]`` without)."""
+        return list((self.model_extra or {}).get("metrics") or [])
+
     @model_validator(mode="after")
     def _known_version(self) -> Manifest:
         if self.schema_version != RUN_SCHEMA_VERSION:

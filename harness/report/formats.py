@@ -99,9 +99,11 @@ def _run_evidence(rec) -> dict:
     default for the run's design per outcome class, :class:`harness.stats.shown.ShownIntervals`; each entry's
     ``method``) of the run's metrics (:func:`harness.stats.methods.evidence_by_metric`, over the first system's
     ``all`` slice); ``{}`` without an evidence file."""
+    from harness.metrics import outcome_of
+
     first = next(iter(rec.summary.systems.values()), {})
     overall = first["all"].overall if "all" in first else {}
-    recorded = {m: set(ov.intervals) for m, ov in overall.items()}
+    recorded = {m: (outcome_of(m), set(ov.intervals)) for m, ov in overall.items()}
     shown = ShownIntervals.for_run(rec)
     ev = evidence_by_metric(shown.by_class(recorded), recorded, design=shown.design, source=shown.source)
     return {"coverage_evidence": ev} if ev["metrics"] else {}

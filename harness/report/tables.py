@@ -40,7 +40,7 @@ import io
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from harness.metrics import MetricSpec
+from harness.metrics import MetricSpec, outcome_of
 from harness.stats.shown import ShownIntervals
 
 __all__ = ["COLUMNS", "delimited", "format_csv", "format_tsv", "run_rows"]
@@ -73,7 +73,7 @@ def run_rows(rec) -> list[dict[str, Any]]:
         for slice_name, s in slices.items():
             pick = shown.setdefault(slice_name, ShownIntervals.for_run(rec, slice_name))
             for metric, ms in s.overall.items():
-                iv = pick.interval(metric, ms)
+                iv = pick.interval(outcome_of(metric), ms)
                 out.append({**base, "table": "summary", "system": system, "slice": slice_name, "metric": metric,
                             "level": _level(metric), "value": ms.mean, "n_questions": s.n_questions,
                             "n_clusters": s.n_clusters, "method": iv.method if iv else "",
