@@ -121,7 +121,7 @@ def test_run_json_envelope_carries_the_record_path(tiny):
     assert r.exit_code == 0, r.output
     env = json.loads(r.stdout)
     assert list(env) == ["kind", "schema_version", "path", "data"]
-    assert env["kind"] == "run" and env["schema_version"] == 2
+    assert env["kind"] == "run" and env["schema_version"] == 3
     assert Path(env["path"]) == tiny["tmp"] / "runs" / "j"
     assert 0 <= env["data"]["systems"]["bm25"]["all"]["overall"]["mrr"]["mean"] <= 1
     saved = json.loads((Path(env["path"]) / "summary.json").read_text("utf-8"))

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from harness.evaluation.design import design_clusters, run_intervals
+from harness.evaluation.choice import choose_slice
+from harness.evaluation.design import design_clusters, gold_design, run_intervals
 from harness.evaluation.evidence import EvidenceResolution
 from harness.evaluation.metric_choice import run_metric_ids
 from harness.evaluation.record import (
@@ -34,6 +35,7 @@ from harness.levels import parse_level
 from harness.metrics import Aggregate, ChunkExtent, Level, MetricSpec, QuestionResult, aggregate, question_metrics
 from harness.retrieve.base import QueryResult
 from harness.stats import satterthwaite_df
+from harness.stats.design_evidence import RunDesign
 
 __all__ = [
     "NO_EVIDENCE_NOTE",
@@ -276,7 +278,9 @@ def _slice_summary(
     measured = [m for m in ctx.metric_ids if levels[MetricSpec.parse(m).level]]
     agg = aggregate(sel, measured or ctx.metric_ids)
     cites_evidence = any(q.gold_chunk_ranks for q in sel)  # {evidence chunk: rank}
-    return SliceSummary(
+    sampling = (gold_design(ctx.design_source) or {}).get("sampling", "srs")
+    design = RunDesign.from_clusters([ctx.clusters[q.qid] for q in sel], sampling=sampling)
+    sl = SliceSummary(
         levels={parse_level(lv): given for lv, given in levels.items()},
         n_questions=len(sel),
         n_clusters=len({ctx.clusters[q.qid] for q in sel}),
@@ -285,6 +289,7 @@ def _slice_summary(
         counts=agg.counts,
         flag_shares=_flag_shares(flags),
     )
+    return choose_slice(sl, design)  # the interval shown, chosen once for the slice's design
 
 
 def _metric_summary(
