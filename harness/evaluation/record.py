@@ -192,6 +192,11 @@ class MetricSummary(_Strict):
     evidence: EvidenceRef | None = None
     estimand_id: str | None = None
 
+    @property
+    def shown(self) -> IntervalRecord | None:
+        """The interval record every rendering shows (``interval.method``'s), ``None`` without one."""
+        return None if self.interval is None else self.intervals.get(self.interval.method)
+
 
 class SliceDesign(_Strict):
     """The design of a slice's questions: ``sampling`` and questions per cluster, descending."""

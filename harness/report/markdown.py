@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.evaluation.changes import change_line
-from harness.metrics import outcome_of
 from harness.report.format import MISSING, Markup, fmt3, fmt_iv, legend, md, mean_iv, num, pct, spaced, wtl
 from harness.report.model import (
     ReportData,
@@ -81,7 +80,7 @@ def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
         cells = []
         for m in metrics:
             ov = e.overall(m, slice_name)
-            cells.append(MISSING if ov is None else mean_iv(ov.mean, shown.interval(outcome_of(m), ov)))
+            cells.append(MISSING if ov is None else mean_iv(ov.mean, ov.shown))
         rows.append([lab, str(s.n_questions), *cells])
     recorded = data.recorded_methods(metrics, slice_name)
     title = "Systems" if slice_name == "all" else "Fully covered slice"
@@ -93,7 +92,7 @@ def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
         table(["system", "n", *metrics], rows),
     ]
     marks = legend(
-        shown.interval(outcome_of(m), ov)
+        ov.shown
         for e in data.entries
         if slice_name in e.summary
         for m in metrics

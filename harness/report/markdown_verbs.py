@@ -87,7 +87,7 @@ def _run(rec, path: Path | None) -> list[str]:
             cells = []
             for x in metrics:
                 ov = sl.metric(x)
-                cells.append("n/a" if ov is None else mean_iv(ov.mean, shown_iv.interval(outcome_of(x), ov)))
+                cells.append("n/a" if ov is None else mean_iv(ov.mean, ov.shown))
             rows.append([system, str(sl.n_questions), *cells])
         head = f"{titles.get(slice_name, md(slice_name))} (95 % {md(shown_iv.phrase(recorded))} intervals)"
         out += ["", f"#### {head}", ""]

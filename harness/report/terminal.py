@@ -50,8 +50,7 @@ def run_slice(run: RunRecord) -> str:
 
 def slice_intervals(run: RunRecord, slice_name: str, metrics, method: str | None = None) -> list:
     """The recorded intervals (records) of ``metrics`` over one slice, every system (for legends and warnings):
-    ``method``'s, or (``None``) the ones the tables show (:class:`harness.stats.shown.ShownIntervals`)."""
-    shown = ShownIntervals.for_run(run, slice_name) if method is None else None
+    ``method``'s, or (``None``) the ones the tables show (each entry's recorded choice, ``MetricSummary.shown``)."""
     out = []
     for s in run.summary.systems.values():
         sl = s.get(slice_name)
@@ -59,7 +58,7 @@ def slice_intervals(run: RunRecord, slice_name: str, metrics, method: str | None
             ov = sl.metric(m)
             if ov is None:
                 continue
-            iv = ov.intervals.get(method) if shown is None else shown.interval(outcome_of(m), ov)
+            iv = ov.shown if method is None else ov.intervals.get(method)
             if iv is not None:
                 out.append(iv)
     return out
@@ -133,7 +132,7 @@ def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS,
         if slice_name not in s:
             continue
         ov = s[slice_name].overall
-        cells = [mean_iv(ov[m].mean, shown.interval(outcome_of(m), ov[m])) if m in ov else "n/a" for m in metrics]
+        cells = [mean_iv(ov[m].mean, ov[m].shown) if m in ov else "n/a" for m in metrics]
         t.add_row(rich_text(system), *[rich_text(shape(c)) for c in cells])
     lines = [
         legend(slice_intervals(run, slice_name, metrics)),

@@ -132,13 +132,6 @@ class ShownIntervals:
         chosen = self.defaults[outcome]
         return chosen if chosen in names else "cr2"
 
-    def interval(self, outcome: str, entry):
-        """The shown interval record of a summary entry (:class:`harness.evaluation.record.MetricSummary`, read
-        duck-typed) of a metric of class ``outcome``, ``None`` when the entry is ``None`` or has no interval."""
-        if entry is None:
-            return None
-        return entry.intervals.get(self.method(outcome, entry.intervals))
-
     def by_class(self, metrics: Mapping[str, Recorded]) -> dict[str, str]:
         """``{class: method shown}`` over ``{metric: (outcome class, recorded methods)}``, in the metrics' order (a
         class whose metrics lack its default shows ``cr2``, :meth:`method`)."""

@@ -70,17 +70,17 @@ def mean_cell(ov, metric: str = "", shown: ShownIntervals | None = None) -> str:
     ShownIntervals`; ``None``: CR2), marked (``-`` when the metric is not available)."""
     if ov is None:
         return f"<td>{MISSING}</td>"
-    iv = ov.intervals.get("cr2") if shown is None else shown.interval(outcome_of(metric), ov)
+    iv = ov.intervals.get("cr2") if shown is None else ov.shown
     return f"<td>{fmt3(ov.mean)}{iv_html(iv)}</td>"
 
 
 def _shown_ivs(shown: ShownIntervals, pairs) -> list:
     """The shown interval records of ``(metric, summary entry)`` pairs (entries that are ``None`` skipped)."""
-    return [shown.interval(outcome_of(m), ov) for m, ov in pairs if ov is not None]
+    return [ov.shown for _m, ov in pairs if ov is not None]
 
 
 def _bounds(shown: ShownIntervals, metric: str, ov) -> tuple[float, float] | None:
-    iv = shown.interval(outcome_of(metric), ov)
+    iv = ov.shown
     return None if iv is None else iv.bounds
 
 
