@@ -4,7 +4,8 @@ One place decides which questions a verb reads:
 
 * ``run`` / ``evaluate`` score and record only the subset (:func:`restrict_goldset`); the manifest's ``subset``
   names it (:meth:`Subset.record`: the qids and categories asked for, the questions kept, out of how many), the
-  clusters are those of the questions scored, and every interval is over them;
+  questions keep the clusters of the whole gold set (a subset is a domain of its design), and every interval is over
+  them;
 * ``compare`` / ``gate`` / ``report`` filter both run records before pairing (:func:`restrict_run`): the rows of the
   subset, the baseline's recorded cluster labels of those questions (so ``n_clusters`` counts the clusters actually
   used, and the clustering's ``mode`` reads ``components, subset <label>``, so every header that names the
