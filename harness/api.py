@@ -41,7 +41,6 @@ from harness.evaluation.runs import load_run as _load_run
 from harness.evaluation.subset import Subset, restrict_run
 from harness.goldset.io import GoldSet
 from harness.goldset.io import load_goldset as _load_goldset
-from harness.stats.shown import ShownIntervals
 
 if TYPE_CHECKING:
     import pandas
@@ -116,7 +115,7 @@ class RunResult:
         """One dict per system x metric of a slice: ``system, metric, mean, lower, upper, method, n_questions,
         n_clusters`` (bounds ``None`` without an interval). ``method``: a recorded interval method (``"cr2"``), or
         ``None`` for the one every rendering shows: per outcome class the coverage rule's default for the run's
-        design (:class:`harness.stats.shown.ShownIntervals`; CR2 on the logit scale for the baseline's design).
+        design, recorded in each entry (``MetricSummary.shown``; CR2 on the logit scale for the baseline's design).
         ``slice_name``: ``all`` or a slice the record holds (``category:<name>``, ``split:<name>``, ...).
 
         Raises:
@@ -125,13 +124,12 @@ class RunResult:
         """
         self._check_choice(slice_name, method)
         out = []
-        shown = ShownIntervals.for_run(self.record, slice_name) if method is None else None
         for system, slices in self.record.summary.systems.items():
             s = slices.get(slice_name)
             if s is None:
                 continue
             for metric, ms in s.overall.items():
-                iv = ms.intervals.get(method) if shown is None else shown.interval(metric, ms)
+                iv = ms.shown if method is None else ms.intervals.get(method)
                 out.append({"system": system, "metric": metric, "mean": ms.mean,
                             "lower": iv.lower if iv else None, "upper": iv.upper if iv else None,
                             "method": iv.method if iv else None, "n_questions": s.n_questions,

@@ -435,6 +435,32 @@ def test_light_entry_points_load_few_modules(module, tmp_path):
     assert not any(m.startswith(("harness.evaluation.gate", "harness.studies", "harness.report.model")) for m in loaded)
 
 
+#: Issue 40 item 7: what ``harness validate --format json`` and ``import harness.studies.known_item`` may load (the
+#: format registry imported every renderer up front: 122 and 105 harness modules).
+MAX_VERB_MODULES = 40
+
+
+def test_lazy_renderers_keep_validate_json_and_the_known_item_package_light(tmp_path):
+    from conftest import REFERENCE_V4
+
+    env = _fresh_env(tmp_path / "pycache")
+    loaded = _loaded_by("harness.studies.known_item", env)
+    assert len(loaded) <= MAX_VERB_MODULES, loaded
+    gs = REFERENCE_V4  # the reference gold set, which has a contract here
+    code = (
+        "import sys\nfrom harness.cli import main\n"
+        f"sys.argv = ['harness', 'validate', {str(gs)!r}, '--format', 'json']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('MODULES', *sorted(m for m in sys.modules if m.split('.')[0] == 'harness'), file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["kind"] == "validation"
+    loaded = proc.stderr.rpartition("MODULES ")[2].split()
+    assert "harness.validate" in loaded and len(loaded) <= MAX_VERB_MODULES, loaded
+    assert not any(m.startswith(("harness.stats", "harness.evaluation", "harness.report.terminal")) for m in loaded)
+
+
 def test_goldset_corrections_does_not_import_the_validator():
     """Cycle 2 of the architecture review (goldset.corrections -> validate.core -> goldset.corrections) is gone."""
     graph = import_graph()

@@ -65,7 +65,7 @@ def test_run_bm25_prints_tables_and_writes_record(tiny_corpus: Path, tiny_goldse
     ):
         assert (rec / name).exists(), name
     man = json.loads((rec / "manifest.json").read_text())
-    assert man["depths"] == {"document": 50, "chunk": 200} and man["schema_version"] == 2
+    assert man["depths"] == {"document": 50, "chunk": 200} and man["schema_version"] == 3
     assert man["corpus"]["chunker_id"] == "md-words-v1" and len(man["goldset"]["sha256"]) == 64
     rows = [json.loads(x) for x in (rec / "per_question.jsonl").read_text().splitlines()]
     assert {x["qid"] for x in rows} == {"SP-001", "SP-002", "MD-001"}
@@ -107,7 +107,7 @@ def test_run_json_output(tiny_corpus: Path, tiny_goldset: Path, tmp_path: Path):
     )
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["kind"] == "run" and out["schema_version"] == 2 and Path(out["path"]).is_dir()
+    assert out["kind"] == "run" and out["schema_version"] == 3 and Path(out["path"]).is_dir()
     summary = out["data"]
     assert "bm25" in summary["systems"]
     assert summary["systems"]["bm25"]["all"]["n_questions"] == 3

@@ -22,6 +22,7 @@ from harness import progress
 from harness.cli import app
 from harness.cli._common import DISTRIBUTION, set_verbosity
 from harness.io import OUTPUT_MARKER
+from harness.metrics import outcome_of
 from harness.report.format import diff_iv
 
 REPO = Path(__file__).resolve().parents[1]
@@ -410,7 +411,7 @@ def test_run_compare_and_gate_tables_fit_100_columns_with_intervals_on_one_line(
     for system, s in rec.summary.systems.items():
         for m in (*MAIN_METRICS, *EVIDENCE_METRICS):
             ov = s["all"].overall.get(m)
-            cell = fmt_interval(ov, shown.method(m, ov.intervals))
+            cell = fmt_interval(ov, shown.method(outcome_of(m), ov.intervals))
             assert cell.partition(" ")[2] in tables and cell in wide, (system, m)  # narrow: stacked; wide: as before
     assert "negative_false_premise" in tables  # per-category table transposed, labels whole
     rep = compare_runs(BASELINE, BASELINE, metrics=("mrr", "recall@10", "evidence_recall@10"), system_a="bm25",

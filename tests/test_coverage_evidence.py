@@ -8,13 +8,14 @@ from pathlib import Path
 from rich.console import Console
 
 from harness.evaluation.runs import load_run
+from harness.metrics import outcome_of
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
 from harness.report.model import build_report
 from harness.report.terminal import systems_table
 from harness.stats.design_evidence import run_design
 from harness.stats.evidence import EVIDENCE_PATH, read_evidence
-from harness.stats.methods import DEFAULTS, coverage_evidence, evidence_notes, metric_outcome_class
+from harness.stats.methods import DEFAULTS, coverage_evidence, evidence_notes
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
@@ -33,12 +34,11 @@ def test_the_committed_evidence_records_the_defaults_the_rule_chose():
     assert ev.methods["hansen_hurwitz"]["paired"].design == "pps"
 
 
-def test_metric_outcome_class():
-    assert metric_outcome_class("all_hop@10", ["cr2", "cr2_logit"]) == "binary"
-    assert metric_outcome_class("hit@1", ["cr2"]) == "binary"
-    assert metric_outcome_class("mrr", ["cr2", "cr2_logit", "cr3"]) == "unit"
-    assert metric_outcome_class("recall@5", ["cr2", "cr2_logit", "korn_graubard"]) == "unit"
-    assert metric_outcome_class("delta", ["cr2", "cr3"]) == "continuous"
+def test_the_outcome_class_is_the_metrics_declared_one():
+    """Issue 40 item 1: declared on the family, not guessed from the id or from the methods a run recorded."""
+    assert outcome_of("all_hop@10") == outcome_of("hit@1") == outcome_of("Success@5") == "binary"
+    assert outcome_of("mrr") == outcome_of("recall@5") == outcome_of("evidence_recall@250w") == "unit"
+    assert outcome_of("delta") == "continuous"  # no metric: any real value
 
 
 def test_run_tables_print_this_designs_coverage_not_the_whole_document_range():
@@ -47,7 +47,7 @@ def test_run_tables_print_this_designs_coverage_not_the_whole_document_range():
     rendering are tests/test_design_evidence.py."""
     run = load_run(BASELINE)
     sl = run.summary.systems["bm25"]["all"].overall
-    notes = evidence_notes("cr2", {m: set(sl[m].intervals) for m in ("mrr", "all_hop@10") if m in sl},
+    notes = evidence_notes("cr2", {m: (outcome_of(m), set(sl[m].intervals)) for m in ("mrr", "all_hop@10") if m in sl},
                            design=run_design(run))  # fmt: skip
     assert notes[0].startswith("Estimand: mean over the gold set's documents")
     heads = [n.split(":")[0] for n in notes[1:]]

@@ -126,7 +126,7 @@ def test_every_rendering_of_a_run_names_the_estimand_and_this_designs_coverage()
     js = KINDS["run"].data(run)["coverage_evidence"]
     assert js["estimand"] == ESTIMAND and js["design"]["cluster_sizes"] == list(GOLD_SIZES)
     assert js["metrics"]["mrr"]["text"] == unit and js["metrics"]["mrr"]["outcome"] == "unit"
-    notes = evidence_notes("cr2", {"mrr": {"cr2", "cr2_logit"}}, design=run_design(run))
+    notes = evidence_notes("cr2", {"mrr": ("unit", {"cr2", "cr2_logit"})}, design=run_design(run))
     assert notes[0] == f"Estimand: {ESTIMAND}." and all(WRONG_DESIGN not in n for n in notes)
 
 

@@ -121,7 +121,7 @@ def test_run_json_envelope_carries_the_record_path(tiny):
     assert r.exit_code == 0, r.output
     env = json.loads(r.stdout)
     assert list(env) == ["kind", "schema_version", "path", "data"]
-    assert env["kind"] == "run" and env["schema_version"] == 2
+    assert env["kind"] == "run" and env["schema_version"] == 3
     assert Path(env["path"]) == tiny["tmp"] / "runs" / "j"
     assert 0 <= env["data"]["systems"]["bm25"]["all"]["overall"]["mrr"]["mean"] <= 1
     saved = json.loads((Path(env["path"]) / "summary.json").read_text("utf-8"))
@@ -214,3 +214,11 @@ def test_check_output_accepts_stdout_and_new_or_regular_files(tmp_path):
     check_output(tmp_path / "new.json")
     (tmp_path / "old.json").write_text("{}", "utf-8")
     check_output(tmp_path / "old.json")
+
+
+def test_the_run_kind_carries_the_run_record_schema_version():
+    """The registry names the run schema without importing the record models (issue 40 item 7: lazy renderers)."""
+    from harness.evaluation.record import RUN_SCHEMA_VERSION
+    from harness.report.formats import KINDS
+
+    assert KINDS["run"].schema_version == RUN_SCHEMA_VERSION

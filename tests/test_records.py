@@ -79,7 +79,7 @@ def test_a_schema_1_record_is_upgraded_on_read():
     raw_manifest = json.loads((SCHEMA_1 / "manifest.json").read_text("utf-8"))
     assert raw_manifest["schema_version"] == 1
     rec = load_run(SCHEMA_1)
-    assert rec.upgraded_from == 1 and rec.manifest.schema_version == RUN_SCHEMA_VERSION == 2
+    assert rec.upgraded_from == 1 and rec.manifest.schema_version == RUN_SCHEMA_VERSION == 3
     assert rec.systems == ["bm25", "vector"]
     assert (rec.manifest.depths.document, rec.manifest.depths.chunk) == (50, 200)
     # the absolute source folder of the old record becomes relative to the working directory
@@ -126,7 +126,7 @@ def test_written_record_uses_one_level_vocabulary_and_no_absolute_path(tiny_run,
     man = json.loads((tiny_run / "manifest.json").read_text("utf-8"))
     summary = json.loads((tiny_run / "summary.json").read_text("utf-8"))
     rows = [json.loads(x) for x in (tiny_run / "per_question.jsonl").read_text("utf-8").splitlines()]
-    assert man["schema_version"] == summary["schema_version"] == 2
+    assert man["schema_version"] == summary["schema_version"] == 3
     assert man["depths"] == {"document": 50, "chunk": 200}
     whole = summary["systems"]["bm25"]["all"]
     assert whole["levels"] == {"document": True, "chunk": True}
@@ -235,7 +235,7 @@ def test_infinite_bounds_are_accepted(tiny_run, tmp_path):
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda m: m.__setitem__("schema_version", 3), "field schema_version: 3 is not a run-record schema"),
+        (lambda m: m.__setitem__("schema_version", 4), "field schema_version: 4 is not a run-record schema"),
         (lambda m: m["depths"].__setitem__("document", 0), "field depths.document"),
         (lambda m: m["goldset"].__setitem__("path", "/abs/gold.jsonl"), "field goldset.path: absolute path"),
         (lambda m: m.__setitem__("level", 1.5), "field level"),

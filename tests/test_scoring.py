@@ -105,6 +105,10 @@ def test_each_reason_for_a_missing_mean_or_interval_is_its_note(tiny_goldset: Pa
         "mean": None,
         "intervals": {},
         "note": NO_EVIDENCE_NOTE,
+        "outcome": "unit",
+        "interval": None,  # nothing to show
+        "evidence": None,
+        "estimand_id": "srs",
     }
 
 

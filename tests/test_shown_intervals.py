@@ -90,13 +90,15 @@ def test_without_evidence_the_fallback_is_the_registry_default_or_hansen_hurwitz
 
 def test_a_metric_without_the_chosen_method_recorded_shows_cr2():
     shown = ShownIntervals(RunDesign("srs", ()), {**fallback("srs"), "unit": "cr2_logit", "continuous": "cr3"})
-    assert shown.method("mrr", {"cr2", "cr2_logit"}) == "cr2_logit"
-    assert shown.method("mrr", {"cr2", "cr3"}) == "cr3"  # no proportion-only method recorded: continuous
-    assert shown.method("hit@1", {"cr2"}) == "cr2"  # the binary default (cr2) is recorded
+    assert shown.method("unit", {"cr2", "cr2_logit"}) == "cr2_logit"
+    assert shown.method("unit", {"cr2", "cr3"}) == "cr2"  # the class's default is not recorded: CR2
+    assert shown.method("continuous", {"cr2", "cr3"}) == "cr3"
+    assert shown.method("binary", {"cr2"}) == "cr2"  # the binary default (cr2) is recorded
     odd = ShownIntervals(RunDesign("srs", ()), {**fallback("srs"), "binary": "korn_graubard"})
-    assert odd.method("hit@1", {"cr2", "cr2_logit"}) == "cr2"
-    assert shown.phrase({"mrr": {"cr2", "cr2_logit"}, "x": {"cr2", "cr3"}}) == "CR2-logit (unit), CR3 (continuous)"
-    assert shown.phrase({"mrr": {"cr2", "cr2_logit"}}) == "CR2-logit"
+    assert odd.method("binary", {"cr2", "cr2_logit"}) == "cr2"
+    mixed = {"mrr": ("unit", {"cr2", "cr2_logit"}), "x": ("continuous", {"cr2", "cr3"})}
+    assert shown.phrase(mixed) == "CR2-logit (unit), CR3 (continuous)"
+    assert shown.phrase({"mrr": ("unit", {"cr2", "cr2_logit"})}) == "CR2-logit"
     assert short_label("paired_cr3") == "CR3" and short_label("wild_cluster") == "wild cluster bootstrap (WCR)"
 
 

@@ -149,9 +149,11 @@ def goldset_apply(
 
 def _impact(runs: list[Path] | None):
     """The ``--impact`` runs as the validator's metric-impact hook (``None`` without runs)."""
+    if not runs:  # nothing loads the run records, or statistics, without them
+        return None
     from harness.evaluation.impact import impact_of
 
-    return impact_of(runs) if runs else None
+    return impact_of(runs)
 
 
 def _say(text: str, *, err: bool = False) -> None:

@@ -34,7 +34,7 @@ from harness.evaluation.pairing import check_split, level_available, paired_valu
 from harness.evaluation.regressions import regressed_questions
 from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.goldset.schema import CATEGORIES
-from harness.metrics import METRIC_SETS
+from harness.metrics import METRIC_SETS, outcome_of
 from harness.stats import holm, paired, randomization_test
 from harness.stats.design_evidence import RunDesign, run_design
 from harness.stats.methods import INTERVALS, outcome_type, paired_evidence_json
@@ -380,7 +380,7 @@ def _recorded_methods(run: RunRecord, system: str) -> dict[str, list[str]]:
 
 def _category_method(shown: ShownIntervals, metric: str, recorded: Sequence[str], y: Sequence[float]) -> str:
     """The shown method for one category's values, or ``cr2`` when it needs more than the rows or does not apply."""
-    name = shown.method(metric, recorded or ("cr2",))
+    name = shown.method(outcome_of(metric), recorded or ("cr2",))
     m = INTERVALS.get(name)
     if m is None or m.frame or not m.applies_to(outcome_type(y)):
         return "cr2"

@@ -30,7 +30,7 @@ from harness.evaluation.runs import (
     default_run_id,
     holding_run_id,
 )
-from harness.evaluation.scoring import NO_EVIDENCE_NOTE, OMITTED_NOTES, cr2_df, score_results
+from harness.evaluation.scoring import NO_EVIDENCE_NOTE, OMITTED_NOTES, cr2_df, gold_clusters, score_results
 from harness.evaluation.subset import Subset, restrict_goldset
 from harness.evaluation.trec import KnownIds, read_rankings
 from harness.goldset.io import GoldSet, load_goldset
@@ -198,6 +198,7 @@ def run(
         extents = chunk_extents(corpus)
         timings["evidence"] = round(time.perf_counter() - t_ev, 3)
         peak["evidence"] = peak_rss_mib()
+        labels = gold_clusters(goldset, options.clustering)  # the whole set's: a subset is a domain
         goldset, subset_info = restrict_goldset(goldset, options.subset)
         split_qids = {k: v & {r.qid for r in goldset.records} for k, v in split_qids.items()}
         sysset = SystemSet(plan, corpus, Path(workdir), progress=progress, log=say)
@@ -219,6 +220,7 @@ def run(
                 slices={**sysset.slices(goldset), **split_qids},
                 evidence=evidence,
                 extents=extents,
+                clusters=labels,
             )
         timings["metrics_and_intervals"] = round(time.perf_counter() - t1, 3)
         peak["metrics_and_intervals"] = peak_rss_mib()
@@ -332,13 +334,14 @@ def evaluate_rankings(
         sizes = {"n_docs": corpus_info["n_documents"], "n_chunks": corpus_info["n_chunks"]}
         evidence = resolve_evidence(goldset, scan_corpus(corpus_dir), corpus_info["chunker_id"], workdir=workdir)
     imported = read_rankings(rankings_path, level=level, known_qids={r.qid for r in goldset.records}, known_ids=known)
+    labels = gold_clusters(goldset, options.clustering)  # the whole set's: a subset is a domain
     goldset, subset_info = restrict_goldset(goldset, options.subset)
     kept = {r.qid for r in goldset.records}
     results = {s: {q: r for q, r in per_q.items() if q in kept} for s, per_q in imported.results.items()}
     split_qids = {k: v & kept for k, v in split_qids.items()}
     with stage("metrics and intervals", enabled=progress):
         rows, summary, clusters_info = score_results(
-            goldset, results, options, slices=split_qids, evidence=evidence, extents=extents, **sizes
+            goldset, results, options, slices=split_qids, evidence=evidence, extents=extents, clusters=labels, **sizes
         )
     if imported.warnings:
         summary = summary.model_copy(update={"warnings": list(imported.warnings)})

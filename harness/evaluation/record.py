@@ -1,9 +1,12 @@
 """The run record's contract: pydantic models of ``manifest.json``, ``summary.json`` and ``per_question.jsonl``.
 
-Schema version 2 (:data:`RUN_SCHEMA_VERSION`). Key paths every consumer relies on::
+Schema version 3 (:data:`RUN_SCHEMA_VERSION`). Key paths every consumer relies on::
 
     summary.json          systems.<system>.<slice>.overall.<metric>.mean            (slice "all" = every question)
                           systems.<system>.<slice>.overall.<metric>.intervals.<method>.{lower, upper}
+                          systems.<system>.<slice>.overall.<metric>.{outcome, interval{method, lo, hi},
+                              evidence{design_id, coverage_min, measured, evidence_sha256}, estimand_id}
+                                                                  (the interval shown, chosen when the summary is built)
     per_question.jsonl    one object per (system, question): system, qid, metrics.<metric>, rankings.{document, chunk}
     manifest.json         schema_version, run_id, goldset, corpus, systems, depths.{document, chunk}, clusters, ...,
                           content_sha256.{summary.json, per_question.jsonl, trec/<file>}   (hex sha256 of the bytes)
@@ -19,10 +22,14 @@ The summary is built as these models by :func:`harness.evaluation.pipeline.score
 its ``counts`` and ``per_category`` sections are the models :func:`harness.metrics.aggregate` returns
 (:mod:`harness.metrics.means`, re-exported here with the value types ``Unit``, ``Count`` and ``LevelMap``).
 
-Schema 1 (every record written before this module, including the committed baseline) is upgraded on read
-(:func:`upgrade_v1`): ``docs``/``chunks`` row keys become ``rankings.document``/``rankings.chunk``, level keys are
-renamed, absolute paths become relative to the working directory, and the schema version is set. Nothing else
-changes, so every number of an old record reads back exactly.
+Older records are upgraded in memory on read, never rewritten (:func:`upgrade`, one step per version): schema 1
+(every record written before typed records, including the committed baseline; :func:`upgrade_v1`): ``docs``/
+``chunks`` row keys become ``rankings.document``/``rankings.chunk``, level keys are renamed, absolute paths become
+relative to the working directory; schema 2: nothing but the version. Schema 3 added only *optional fields with
+defaults* (each metric entry's ``outcome``, ``interval``, ``evidence``, ``estimand_id``; each slice's ``design``),
+which a record without them reads as ``None`` and :func:`harness.evaluation.choice.refresh` fills on load. That is
+the rule for every later field: declared optional with a default here, it needs no schema bump. No number of an old
+record changes.
 
 Content hashes: the manifest of a record written now lists the sha256 of every other file of the record
 (``content_sha256``, :class:`Manifest`); :func:`harness.evaluation.runs.load_run` verifies them, so a file edited
@@ -38,7 +45,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -51,10 +58,11 @@ from harness.metrics.means import level_keys as _level_keys
 if TYPE_CHECKING:
     from harness.stats import Interval
 
-RUN_SCHEMA_VERSION = 2
-"""Version of the run-record files written now (1: before typed records; read and upgraded)."""
+RUN_SCHEMA_VERSION = 3
+"""Version of the run-record files written now (1: before typed records; 2: before the shown interval was recorded;
+both read and upgraded, :func:`upgrade`)."""
 
-READABLE_SCHEMA_VERSIONS = (1, 2)
+READABLE_SCHEMA_VERSIONS = (1, 2, 3)
 
 # --------------------------------------------------------------------------------------------------------------
 # Value types with declared ranges
@@ -150,18 +158,51 @@ class IntervalRecord(_Strict):
         return cls.model_validate(interval.to_dict())
 
 
+class ShownInterval(_Strict):
+    """The interval every rendering shows: ``method`` (a key of the entry's ``intervals``) and its bounds."""
+
+    method: str
+    lo: Bound
+    hi: Bound
+
+
+class EvidenceRef(_Strict):
+    """The coverage evidence behind a shown interval: the slice's design (``design_id``,
+    :func:`harness.evaluation.choice.design_id`), whether the committed evidence measured this method for it
+    (``measured``) and its lowest coverage then (``coverage_min``), and the sha256 of the evidence file read."""
+
+    design_id: str
+    coverage_min: Unit | None = None
+    measured: bool = False
+    evidence_sha256: Sha256 | None = None
+
+
 class MetricSummary(_Strict):
     """A metric over a slice: ``mean`` in [0, 1] (``None``: the system returned no rankings at the metric's
-    level), ``intervals`` by method name, ``note`` saying why a mean or an interval is missing."""
+    level), ``intervals`` by method name, ``note`` saying why a mean or an interval is missing; and what a rendering
+    shows, chosen when the summary is built (:mod:`harness.evaluation.choice`; ``None`` in records before schema 3
+    until the loader fills them): the metric's declared ``outcome`` class, the shown ``interval``, its ``evidence``
+    and the ``estimand_id`` (a key of :data:`harness.stats.design_evidence.ESTIMANDS`)."""
 
     mean: Unit | None
     intervals: dict[str, IntervalRecord] = Field(default_factory=dict)
     note: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    outcome: Literal["binary", "unit", "continuous"] | None = None
+    interval: ShownInterval | None = None
+    evidence: EvidenceRef | None = None
+    estimand_id: str | None = None
 
-    def interval(self, method: str = "cr2") -> tuple[float, float] | None:
-        """``(lower, upper)`` of one method, ``None`` when it is not recorded."""
-        iv = self.intervals.get(method)
-        return None if iv is None else iv.bounds
+    @property
+    def shown(self) -> IntervalRecord | None:
+        """The interval record every rendering shows (``interval.method``'s), ``None`` without one."""
+        return None if self.interval is None else self.intervals.get(self.interval.method)
+
+
+class SliceDesign(_Strict):
+    """The design of a slice's questions: ``sampling`` and questions per cluster, descending."""
+
+    sampling: str
+    cluster_sizes: list[Count]
 
 
 class SliceSummary(_Strict):
@@ -174,6 +215,7 @@ class SliceSummary(_Strict):
         per_category: ``{category: CategorySummary}``.
         counts: :class:`Counts`.
         flag_shares: ``{flag: share of questions carrying it}`` (e.g. ``chunk_tie_at_boundary``).
+        design: the slice's :class:`SliceDesign` (``None`` before schema 3).
     """
 
     levels: LevelMap[bool] = Field(default_factory=dict)
@@ -183,6 +225,7 @@ class SliceSummary(_Strict):
     per_category: dict[str, CategorySummary] = Field(default_factory=dict)
     counts: Counts | None = None
     flag_shares: dict[str, Unit] = Field(default_factory=dict)
+    design: SliceDesign | None = None
 
     def metric(self, metric: str) -> MetricSummary | None:
         """The metric's summary, ``None`` when absent or not available (no ranking at its level)."""
@@ -341,6 +384,11 @@ class Manifest(_Open):
     rankings_file: RelPath | None = None
     content_sha256: dict[RecordFile, Sha256] | None = None
 
+    @property
+    def chosen_metrics(self) -> list[str]:
+        """The metric ids the run was made with (``run``/``evaluate --metrics``; ``[]`` without)."""
+        return list((self.model_extra or {}).get("metrics") or [])
+
     @model_validator(mode="after")
     def _known_version(self) -> Manifest:
         if self.schema_version != RUN_SCHEMA_VERSION:
@@ -381,8 +429,8 @@ def upgrade_v1(manifest: dict, summary: dict, rows: list[dict]) -> tuple[dict, d
     ``rankings.chunk``; absolute paths -> relative (:func:`portable_manifest`); ``schema_version`` 2 in the manifest
     and the summary. Level keys (``levels``, ``by_level``, ``depths``) are renamed by the models themselves."""
     man = portable_manifest(manifest)
-    man["schema_version"] = RUN_SCHEMA_VERSION
-    summ = {**summary, "schema_version": RUN_SCHEMA_VERSION}
+    man["schema_version"] = 2
+    summ = {**summary, "schema_version": 2}
     out_rows = []
     for row in rows:
         new = {k: v for k, v in row.items() if k not in ("docs", "chunks")}
@@ -390,6 +438,18 @@ def upgrade_v1(manifest: dict, summary: dict, rows: list[dict]) -> tuple[dict, d
             new["rankings"] = {"document": row.get("docs") or [], "chunk": row.get("chunks") or []}
         out_rows.append(new)
     return man, summ, out_rows
+
+
+def upgrade(version: int, manifest: dict, summary: dict, rows: list[dict]) -> tuple[dict, dict, list[dict]]:
+    """Raw record files of schema ``version`` (one of :data:`READABLE_SCHEMA_VERSIONS`) as schema
+    :data:`RUN_SCHEMA_VERSION`, in memory (pure): :func:`upgrade_v1`, then 2 -> 3, which sets the version only (the
+    fields schema 3 added are optional with defaults; module docstring)."""
+    if version == 1:
+        manifest, summary, rows = upgrade_v1(manifest, summary, rows)
+    if version in (1, 2):
+        manifest = {**manifest, "schema_version": 3}
+        summary = {**summary, "schema_version": 3}
+    return manifest, summary, rows
 
 
 def _loc_text(loc: Sequence[str | int]) -> str:

@@ -47,7 +47,7 @@ from harness.evaluation.record import (
     SliceSummary,
     Summary,
     portable_manifest,
-    upgrade_v1,
+    upgrade,
     validated,
 )
 from harness.io import (
@@ -354,8 +354,10 @@ def _parse_json(path: Path, text: str) -> dict:
 
 
 def load_run(path: str | Path, *, log: Callable[[str], None] | None = stderr_notice) -> RunRecord:
-    """Load a run record folder, upgrading schema 1 on the fly, every value checked against its declared range,
-    then every file against the sha256 its manifest records (``content_sha256``).
+    """Load a run record folder, upgrading older schemas in memory (:func:`~harness.evaluation.record.upgrade`;
+    files are never rewritten), every value checked against its declared range, then every file against the sha256
+    its manifest records (``content_sha256``); the shown interval of each metric entry filled or, when the evidence
+    file changed, chosen again (:func:`harness.evaluation.choice.refresh`).
 
     Args:
         path: the record folder.
@@ -387,8 +389,7 @@ def load_run(path: str | Path, *, log: Callable[[str], None] | None = stderr_not
     raw_summary = _parse_json(files["summary.json"], texts["summary.json"])
     numbered = read_jsonl(files["per_question.jsonl"])
     raw_rows = [obj for _, obj in numbered]
-    if version == 1:
-        raw_manifest, raw_summary, raw_rows = upgrade_v1(raw_manifest, raw_summary, raw_rows)
+    raw_manifest, raw_summary, raw_rows = upgrade(version, raw_manifest, raw_summary, raw_rows)
     manifest = validated(Manifest, raw_manifest, files["manifest.json"], text=texts["manifest.json"])
     summary = validated(Summary, raw_summary, files["summary.json"], text=texts["summary.json"])
     rows = [
@@ -396,12 +397,16 @@ def load_run(path: str | Path, *, log: Callable[[str], None] | None = stderr_not
         for (line, _), obj in zip(numbered, raw_rows, strict=True)
     ]
     _verify_hashes(path, manifest, log)
-    return RunRecord(
-        path=path,
-        manifest=manifest,
-        summary=summary,
-        per_question=rows,
-        upgraded_from=version if version != RUN_SCHEMA_VERSION else None,
+    from harness.evaluation.choice import refresh  # the registry and the evidence: only when a record is read
+
+    return refresh(
+        RunRecord(
+            path=path,
+            manifest=manifest,
+            summary=summary,
+            per_question=rows,
+            upgraded_from=version if version != RUN_SCHEMA_VERSION else None,
+        )
     )
 
 

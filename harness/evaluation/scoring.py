@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
-from harness.evaluation.design import design_clusters, run_intervals
+from harness.evaluation.choice import choose_slice
+from harness.evaluation.design import design_clusters, gold_design, run_intervals
 from harness.evaluation.evidence import EvidenceResolution
 from harness.evaluation.metric_choice import run_metric_ids
 from harness.evaluation.record import (
@@ -33,8 +35,20 @@ from harness.levels import parse_level
 from harness.metrics import Aggregate, ChunkExtent, Level, MetricSpec, QuestionResult, aggregate, question_metrics
 from harness.retrieve.base import QueryResult
 from harness.stats import satterthwaite_df
+from harness.stats.design_evidence import RunDesign
 
-__all__ = ["NO_EVIDENCE_NOTE", "OMITTED_NOTES", "cluster_info", "cr2_df", "score_results"]
+__all__ = [
+    "NO_EVIDENCE_NOTE",
+    "OMITTED_NOTES",
+    "SCORING_FLAGS",
+    "SummaryContext",
+    "cluster_info",
+    "cr2_df",
+    "gold_clusters",
+    "recorded_design",
+    "score_results",
+    "summarise",
+]
 
 NO_EVIDENCE_NOTE = (
     "not applicable: no question of the gold set cites evidence chunks (a documents-only set), so chunk-level "
@@ -70,14 +84,38 @@ def cluster_info(mode: str, clusters: Mapping[str, str]) -> ClusterInfo:
 
 
 @dataclass(frozen=True)
-class _Scoring:
-    """What every question, slice and metric of one :func:`score_results` call shares."""
+class SummaryContext:
+    """What every slice summary of one run shares: the one input of :func:`summarise`.
 
-    goldset: GoldSet
-    options: Any  # a harness.evaluation.pipeline.RunOptions (read duck-typed, as run_intervals reads it)
-    clusters: dict[str, str]
+    Attributes:
+        clusters: ``{qid: cluster label}`` of every question (for a subset, the labels of the whole gold set: a
+            subset is a domain of the gold set's design, :func:`gold_clusters`).
+        design_source: what the sampling design is read from (:func:`harness.evaluation.design.gold_design`, duck-
+            typed: an object whose ``manifest.model_extra`` holds ``design``): the gold set, or a run record's
+            ``manifest.goldset`` section wrapped by :func:`recorded_design`.
+        options: ``level``, ``bootstrap_reps`` and ``seed`` (a :class:`harness.evaluation.pipeline.RunOptions`, or
+            a run manifest's values).
+        metric_ids: the metric ids summarised, in display order.
+    """
+
+    clusters: Mapping[str, str]
+    design_source: Any
+    options: Any
     metric_ids: list[str]
-    by_id: dict[str, GoldRecord]
+
+
+def recorded_design(run) -> SimpleNamespace:
+    """The design source of a run record (:attr:`SummaryContext.design_source`): its manifest's ``goldset`` section,
+    where the run recorded the gold set's design (:func:`harness.evaluation.design.design_info`)."""
+    return SimpleNamespace(manifest=run.manifest.goldset)
+
+
+def gold_clusters(goldset: GoldSet, mode: str) -> dict[str, str]:
+    """``{qid: cluster}`` of the gold set's questions: the ``--clustering`` ``mode``
+    (:func:`harness.goldset.clusters.question_clusters`), or the draws of a PPS gold set
+    (:func:`harness.evaluation.design.design_clusters`). Computed on the whole gold set before a subset is cut, so a
+    subset's questions keep their clusters (``run --qids`` equals ``report --qids``)."""
+    return design_clusters(goldset, question_clusters(goldset.records, mode))
 
 
 def score_results(
@@ -90,6 +128,7 @@ def score_results(
     slices: dict[str, set[str]] | None = None,
     evidence: EvidenceResolution | None = None,
     extents: Mapping[str, ChunkExtent] | None = None,
+    clusters: Mapping[str, str] | None = None,
 ) -> tuple[list[QuestionRow], Summary, ClusterInfo]:
     """Per-question metrics, summaries and intervals for every system.
 
@@ -103,48 +142,86 @@ def score_results(
         evidence: the located quotes (the budget family's ``E_q``); ``None``: no question has quoted evidence.
         extents: ``{chunk id: ChunkExtent}`` of the corpus; ``None``: the budget family is not applicable (its means
             are ``None`` with a note from :data:`OMITTED_NOTES`).
+        clusters: ``{qid: cluster}`` of at least ``goldset``'s questions (:func:`gold_clusters` of the gold set
+            before a subset was cut); ``None``: :func:`gold_clusters` of ``goldset``.
 
     Returns:
         ``(rows, summary, clusters)``: one :class:`~harness.evaluation.record.QuestionRow` per (system, question),
         systems in the order of ``results`` and questions in gold-set order; the
-        :class:`~harness.evaluation.record.Summary` (no ``warnings``: the caller adds its own); the manifest's
-        :class:`~harness.evaluation.record.ClusterInfo` (:func:`cluster_info`). A chunk-level metric of a slice in
-        which no question cites evidence (a documents-only gold set) has mean ``None``, no intervals and
-        :data:`NO_EVIDENCE_NOTE`; its per-question values stay 0 and are listed as undefined. A metric omitted for
-        some questions (:attr:`harness.metrics.QuestionResult.omitted`) is summarised over the others, the note
-        saying how many were excluded.
+        :class:`~harness.evaluation.record.Summary` (:func:`summarise`; no ``warnings``: the caller adds its own);
+        the manifest's :class:`~harness.evaluation.record.ClusterInfo` (:func:`cluster_info`).
 
     Raises:
         pydantic.ValidationError: a value outside its declared range (a bug: every metric lies in [0, 1]).
     """
-    ctx = _Scoring(
-        goldset=goldset,
+    labels = gold_clusters(goldset, options.clustering) if clusters is None else clusters
+    ctx = SummaryContext(
+        clusters={r.qid: labels[r.qid] for r in goldset.records},
+        design_source=goldset,
         options=options,
-        clusters=design_clusters(goldset, question_clusters(goldset.records, options.clustering)),
         metric_ids=run_metric_ids(options.ks, options.metrics),
-        by_id=goldset.by_id(),
     )
     all_slices = {"all": {r.qid for r in goldset.records}, **(slices or {})}
     rows: list[QuestionRow] = []
     systems: dict[str, dict[str, SliceSummary]] = {}
     for system, per_q in results.items():
         qres: list[QuestionResult] = []
+        flags: list[dict] = []
         for rec in goldset.records:
             res = per_q.get(rec.qid)
             qres.append(_question_result(ctx, rec, res, n_docs, n_chunks, evidence, extents))
+            flags.append(res.flags if res is not None else {"missing": True})
             rows.append(_question_row(ctx, system, rec, qres[-1], res))
-        levels = _system_levels(per_q)
-        systems[system] = {}
-        for name, qids in all_slices.items():
-            sel = [q for q in qres if q.qid in qids]
-            if sel:
-                systems[system][name] = _slice_summary(ctx, sel, [per_q.get(q.qid) for q in sel], levels)
+        systems[system] = summarise(qres, flags, all_slices, ctx)
     summary = Summary(systems=systems, metric_ids=ctx.metric_ids)
-    return rows, summary, cluster_info(options.clustering, ctx.clusters)
+    return rows, summary, cluster_info(options.clustering, dict(ctx.clusters))
+
+
+#: The keys of a row's ``flags`` that scoring writes (:attr:`harness.metrics.QuestionResult.flags`); the others are
+#: the system's own (``missing``, ``chunk_tie_at_boundary``...), whose shares the summary records.
+SCORING_FLAGS = frozenset({"evaluated_docs", "evaluated_chunks", "clamped", "undefined", "omitted"})
+
+
+def summarise(
+    questions: Sequence[QuestionResult],
+    flags: Sequence[Mapping[str, Any]],
+    slices: Mapping[str, set[str]],
+    ctx: SummaryContext,
+) -> dict[str, SliceSummary]:
+    """The one summariser: one system's :class:`~harness.evaluation.record.SliceSummary` per non-empty slice.
+
+    ``run`` and ``evaluate`` (:func:`score_results`) and every subset view of ``report`` (``--qids``,
+    ``--category``, ``--split``, unscored ``--metrics``: :func:`harness.evaluation.subset.resummarise`) call it,
+    so the same questions under the same design give the same summary, field for field: means
+    (:func:`harness.metrics.aggregate`), the intervals of the design (:func:`harness.evaluation.design.
+    run_intervals`: Hansen-Hurwitz on a PPS gold set), the notes of a missing mean or interval and of excluded
+    questions, the counts and ``flag_shares``.
+
+    Args:
+        questions: the system's metrics per question (every question it was scored on, in gold-set order).
+        flags: per question, the system's flags (``{"missing": True}`` when it returned nothing; the keys of
+            :data:`SCORING_FLAGS` are ignored).
+        slices: ``{slice name: qids}``; a slice holding none of ``questions`` is left out.
+        ctx: :class:`SummaryContext`.
+
+    Returns:
+        ``{slice name: SliceSummary}`` in the order of ``slices``.
+    """
+    levels: dict[Level, bool] = {
+        "docs": any(q.evaluated_docs for q in questions),
+        "chunks": any(q.evaluated_chunks for q in questions),
+    }
+    out: dict[str, SliceSummary] = {}
+    for name, qids in slices.items():
+        keep = [i for i, q in enumerate(questions) if q.qid in qids]
+        if keep:
+            sel = [questions[i] for i in keep]
+            out[name] = _slice_summary(ctx, sel, [flags[i] for i in keep], levels)
+    return out
 
 
 def _question_result(
-    ctx: _Scoring,
+    ctx: SummaryContext,
     rec: GoldRecord,
     res: QueryResult | None,
     n_docs: int | None,
@@ -168,7 +245,7 @@ def _question_result(
 
 
 def _question_row(
-    ctx: _Scoring, system: str, rec: GoldRecord, qr: QuestionResult, res: QueryResult | None
+    ctx: SummaryContext, system: str, rec: GoldRecord, qr: QuestionResult, res: QueryResult | None
 ) -> QuestionRow:
     """The ``per_question.jsonl`` row: metrics, gold ranks, flags (the scoring's, then the system's; ``missing``
     when it returned nothing) and the rankings cut at the run's depths."""
@@ -193,35 +270,30 @@ def _question_row(
     )
 
 
-def _system_levels(per_q: Mapping[str, QueryResult | None]) -> dict[Level, bool]:
-    """``{"docs": the system returned a document ranking for some question, "chunks": a chunk ranking}``."""
-    return {
-        "docs": any(r is not None and r.docs is not None for r in per_q.values()),
-        "chunks": any(r is not None and r.chunks is not None for r in per_q.values()),
-    }
-
-
 def _slice_summary(
-    ctx: _Scoring, sel: list[QuestionResult], returned: list[QueryResult | None], levels: dict[Level, bool]
+    ctx: SummaryContext, sel: list[QuestionResult], flags: list[Mapping[str, Any]], levels: dict[Level, bool]
 ) -> SliceSummary:
-    """One system over the questions ``sel`` of a slice (``returned``: what the system gave for each)."""
+    """One system over the questions ``sel`` of a slice (``flags``: the system's flags of each)."""
     # a question is "missing" when it lacks a level the system gives, not one it never gives
     measured = [m for m in ctx.metric_ids if levels[MetricSpec.parse(m).level]]
     agg = aggregate(sel, measured or ctx.metric_ids)
-    cites_evidence = any(ctx.by_id[q.qid].evidence_chunks() for q in sel)
-    return SliceSummary(
+    cites_evidence = any(q.gold_chunk_ranks for q in sel)  # {evidence chunk: rank}
+    sampling = (gold_design(ctx.design_source) or {}).get("sampling", "srs")
+    design = RunDesign.from_clusters([ctx.clusters[q.qid] for q in sel], sampling=sampling)
+    sl = SliceSummary(
         levels={parse_level(lv): given for lv, given in levels.items()},
         n_questions=len(sel),
         n_clusters=len({ctx.clusters[q.qid] for q in sel}),
         overall={m: _metric_summary(ctx, m, sel, levels, agg, cites_evidence) for m in ctx.metric_ids},
         per_category=agg.per_category,
         counts=agg.counts,
-        flag_shares=_flag_shares(returned),
+        flag_shares=_flag_shares(flags),
     )
+    return choose_slice(sl, design)  # the interval shown, chosen once for the slice's design
 
 
 def _metric_summary(
-    ctx: _Scoring,
+    ctx: SummaryContext,
     m: str,
     sel: list[QuestionResult],
     levels: dict[Level, bool],
@@ -241,7 +313,7 @@ def _metric_summary(
         notes.append(f"{len(sel) - len(kept)} of {len(sel)} questions excluded (no located quote)")
     intervals: dict[str, IntervalRecord] = {}
     if len(set(m_cl)) >= 2:
-        ivs = run_intervals(ctx.goldset, [q.metrics[m] for q in kept], m_cl, ctx.options)
+        ivs = run_intervals(ctx.design_source, [q.metrics[m] for q in kept], m_cl, ctx.options)
         intervals = {k: IntervalRecord.of(v) for k, v in ivs.items()}
     else:
         notes.append("no interval: the slice holds fewer than 2 clusters")
@@ -262,13 +334,13 @@ def _no_mean_note(m: str, sel: list[QuestionResult], levels: dict[Level, bool], 
     return None
 
 
-def _flag_shares(results: Sequence[QueryResult | None]) -> dict[str, float]:
+def _flag_shares(flags: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """Share of questions carrying each retrieval flag (e.g. ``chunk_tie_at_boundary``: the chunk ranking's cut-off
-    fell inside a run of equal scores and was resolved by id; ``empty_query``; ``knn_fallback``)."""
-    n = len(results)
+    fell inside a run of equal scores and was resolved by id; ``empty_query``; ``knn_fallback``; ``missing``)."""
+    n = len(flags)
     counts: dict[str, int] = {}
-    for r in results:
-        for k, v in ((r.flags if r is not None else {"missing": True}) or {}).items():
-            if v:
+    for f in flags:
+        for k, v in (f or {}).items():
+            if v and k not in SCORING_FLAGS:
                 counts[k] = counts.get(k, 0) + 1
     return {k: c / n for k, c in sorted(counts.items())} if n else {}

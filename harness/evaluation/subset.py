@@ -4,7 +4,8 @@ One place decides which questions a verb reads:
 
 * ``run`` / ``evaluate`` score and record only the subset (:func:`restrict_goldset`); the manifest's ``subset``
   names it (:meth:`Subset.record`: the qids and categories asked for, the questions kept, out of how many), the
-  clusters are those of the questions scored, and every interval is over them;
+  questions keep the clusters of the whole gold set (a subset is a domain of its design), and every interval is over
+  them;
 * ``compare`` / ``gate`` / ``report`` filter both run records before pairing (:func:`restrict_run`): the rows of the
   subset, the baseline's recorded cluster labels of those questions (so ``n_clusters`` counts the clusters actually
   used, and the clustering's ``mode`` reads ``components, subset <label>``, so every header that names the
@@ -185,70 +186,51 @@ def load_restricted(path, subset: Subset):
 
 
 def resummarise(run: RunRecord, extra: Sequence[str] = ()) -> RunRecord:
-    """A copy of ``run`` whose summary is recomputed from its rows (after :func:`restrict_run`): per system, the
-    ``all`` slice and the ``dev``/``test`` slices of its rows, each metric's mean over the questions that have it and
-    every interval method of the registry over the clusters actually present (the run's seed, replicates and level),
-    per-category means and counts. What ``report`` shows on a subset. ``extra``: metric ids summarised beside the
-    run's (each must be in the rows: :func:`harness.evaluation.metric_choice.score_missing`).
+    """A copy of ``run`` whose summary is recomputed from its rows (after :func:`restrict_run`) by the one
+    summariser, :func:`harness.evaluation.scoring.summarise`, with the run's recorded design (a PPS gold set's
+    Hansen-Hurwitz intervals), cluster labels, level, seed and replicates: per system, the ``all`` slice and the
+    ``dev``/``test`` slices of its rows. What ``report`` shows on a subset; equal, field for field, to the summary of
+    a run on the gold set cut to the same questions. ``extra``: metric ids summarised beside the run's (each must be
+    in the rows: :func:`harness.evaluation.metric_choice.score_missing`).
     """
-    from harness.evaluation.record import IntervalRecord, MetricSummary, SliceSummary, Summary
-    from harness.metrics import QuestionResult, aggregate
-    from harness.stats import all_intervals
+    from types import SimpleNamespace
+
+    from harness.evaluation.record import Summary
+    from harness.evaluation.scoring import SummaryContext, recorded_design, summarise
+    from harness.metrics import QuestionResult
 
     man = run.manifest
-    labels = man.clusters.labels
-    out: dict[str, dict[str, SliceSummary]] = {}
+    options = SimpleNamespace(level=man.level, bootstrap_reps=man.bootstrap_reps or 5000, seed=man.seed)
+    wanted = list(dict.fromkeys([*run.summary.metric_ids, *extra]))
+    out = {}
     for system in run.systems:
         rows = run.rows(system)
         if not rows:
             continue
-        old = run.system_summary(system).get("all")
-        levels = dict(old.levels) if old is not None else {}
-        slices = {"all": rows, **{s: [r for r in rows if r.split == s] for s in ("dev", "test")}}
-        out[system] = {}
-        for name, sel in slices.items():
-            if not sel:
-                continue
-            qres = [
-                QuestionResult(
-                    qid=r.qid,
-                    category=r.category,
-                    metrics=dict(r.metrics),
-                    evaluated_docs=r.flags.get("evaluated_docs", True) is not False,
-                    evaluated_chunks=r.flags.get("evaluated_chunks", True) is not False,
-                    doc_depth=man.depths.document,
-                    chunk_depth=man.depths.chunk,
-                    omitted=dict(r.flags.get("omitted") or {}),
-                )
-                for r in sel
-            ]
-            wanted = list(dict.fromkeys([*run.summary.metric_ids, *extra]))
-            metric_ids = [m for m in wanted if all(m in q.metrics or m in q.omitted for q in qres)]
-            agg = aggregate(qres, metric_ids)
-            overall = {}
-            for m in metric_ids:
-                kept = [q for q in qres if m in q.metrics]
-                cl = [labels.get(q.qid, q.qid) for q in kept]
-                ivs = {}
-                if len(set(cl)) >= 2:
-                    y = [q.metrics[m] for q in kept]
-                    ivs = all_intervals(y, cl, level=man.level, B=man.bootstrap_reps or 5000, seed=man.seed)
-                note = None if ivs else "no interval: the subset holds fewer than 2 clusters"
-                intervals = {k: IntervalRecord.of(v) for k, v in ivs.items()}
-                overall[m] = MetricSummary(mean=agg.overall[m], intervals=intervals, note=note)
-            out[system][name] = SliceSummary(
-                levels=levels,
-                n_questions=len(sel),
-                n_clusters=len({labels.get(r.qid, r.qid) for r in sel}),
-                overall=overall,
-                per_category=agg.per_category,
-                counts=agg.counts,
+        qres = [
+            QuestionResult(
+                qid=r.qid,
+                category=r.category,
+                metrics=dict(r.metrics),
+                evaluated_docs=r.flags.get("evaluated_docs", True) is not False,
+                evaluated_chunks=r.flags.get("evaluated_chunks", True) is not False,
+                doc_depth=man.depths.document,
+                chunk_depth=man.depths.chunk,
+                gold_doc_ranks=dict(r.gold_doc_ranks),
+                gold_chunk_ranks=dict(r.gold_chunk_ranks),
+                omitted=dict(r.flags.get("omitted") or {}),
             )
-    summary = Summary(
-        systems=out,
-        metric_ids=list(dict.fromkeys([*run.summary.metric_ids, *extra])),
-        warnings=list(run.summary.warnings),
-    )
+            for r in rows
+        ]
+        ctx = SummaryContext(
+            clusters={r.qid: man.clusters.labels.get(r.qid, r.cluster or r.qid) for r in rows},
+            design_source=recorded_design(run),
+            options=options,
+            metric_ids=[m for m in wanted if all(m in q.metrics or m in q.omitted for q in qres)],
+        )
+        slices = {"all": {r.qid for r in rows}, **{s: {r.qid for r in rows if r.split == s} for s in ("dev", "test")}}
+        out[system] = summarise(qres, [r.flags for r in rows], slices, ctx)
+    summary = Summary(systems=out, metric_ids=wanted, warnings=list(run.summary.warnings))
     return replace(run, summary=summary)
 
 

@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from harness.defaults import DEFAULT_CHUNK_DEPTH, DEFAULT_DOC_DEPTH, DEFAULT_KS
 from harness.errors import MetricError
 from harness.goldset.schema import GoldRecord
-from harness.metrics import budget, documents, evidence, means, precision
+from harness.metrics import budget, documents, evidence, means, precision, standard
 from harness.metrics.family import MetricFamily
 from harness.metrics.means import Aggregate
 from harness.metrics.quoted import ChunkExtent, QuotedEvidence
@@ -92,9 +92,12 @@ __all__ = [
     "QuotedEvidence",
     "aggregate",
     "canonical_ranking",
+    "outcome_of",
     "parse_metrics",
     "question_metrics",
+    "register",
     "summary_metric_ids",
+    "unregister",
 ]
 
 
@@ -102,65 +105,66 @@ __all__ = [
 # The registry
 
 
-METRICS: dict[str, MetricFamily] = {
-    f.key: f
-    for f in (
-        MetricFamily("mrr", "docs", documents.mrr),
-        MetricFamily("recall", "docs", documents.recall, takes_k=True, undefined=documents.no_required),
-        MetricFamily("all_hop", "docs", documents.all_hop, takes_k=True, undefined=documents.no_required),
-        MetricFamily("hit", "docs", documents.hit, takes_k=True, undefined=documents.no_required),
-        MetricFamily("ndcg", "docs", documents.ndcg, takes_k=True, summary_ks=(10,)),
-        MetricFamily(
-            "precision", "docs", precision.precision, takes_k=True, undefined=precision.no_gold, summary=False
-        ),
-        MetricFamily(
-            "evidence_recall",
-            "chunks",
-            evidence.evidence_recall,
-            takes_k=True,
-            undefined=evidence.no_evidence,
-            cross_chunker=False,
-        ),
-        MetricFamily(
-            "evidence_mrr", "chunks", evidence.evidence_mrr, undefined=evidence.no_evidence, cross_chunker=False
-        ),
-        MetricFamily(
-            "evidence_recall",
-            "chunks",
-            budget.evidence_recall_at_budget,
-            takes_k=True,
-            summary_ks=budget.BUDGETS,
-            unit="w",
-            omitted=budget.omitted,
-        ),
-        # ir_measures names, trec_eval semantics over the record's qrels (harness.metrics.standard); the chunk-level
-        # form of each is "chunk." + name (chunk.AP@100)
-        *(
-            MetricFamily(
-                pre + name,
-                lv,
-                fn,
-                takes_k=True,
-                undefined=no_relevant,
-                summary=False,
-                optional_k=opt,
-                clamps=False,
-                cross_chunker=lv == "docs",
-            )
-            for name, fn, opt in (
-                ("RR", rr.rr, True),
-                ("AP", ap.ap, True),
-                ("nDCG", ndcg.ndcg, True),
-                ("P", p.p, False),
-                ("R", r.r, False),
-                ("Success", success.success, False),
-                ("Judged", judged.judged, False),
-            )
-            for pre, lv in (("", "docs"), ("chunk.", "chunks"))
-        ),
-    )
-}
+METRICS: dict[str, MetricFamily] = {}
 """The metric registry: ``{family key: MetricFamily}`` (:attr:`MetricFamily.key`), in display order."""
+
+
+def register(family: MetricFamily) -> MetricFamily:
+    """Add ``family`` to :data:`METRICS` (its one declaration: compute, outcome class, documentation); adding a metric
+    is one module plus one call. Raises ValueError for a key registered twice."""
+    if family.key in METRICS:
+        raise ValueError(f"metric family {family.key!r} registered twice")
+    METRICS[family.key] = family
+    return family
+
+
+def unregister(key: str) -> None:
+    """Remove the family ``key`` from :data:`METRICS` (a plugin's or a test's; KeyError when absent)."""
+    del METRICS[key]
+
+
+def outcome_of(metric: str | MetricSpec) -> str:
+    """The outcome class a metric id's family declares (:attr:`MetricFamily.outcome`); ``"continuous"`` for an id
+    no registered family parses (a difference, a statistic), whose values may be any real number."""
+    try:
+        return MetricSpec.parse(metric).family.outcome
+    except MetricError:
+        return "continuous"
+
+
+# fmt: off
+for _f in (
+    MetricFamily("mrr", "docs", documents.mrr, outcome="unit", doc=documents.MRR_DOC),
+    MetricFamily("recall", "docs", documents.recall, takes_k=True, undefined=documents.no_required, outcome="unit",
+                 doc=documents.RECALL_DOC),
+    MetricFamily("all_hop", "docs", documents.all_hop, takes_k=True, undefined=documents.no_required,
+                 outcome="binary", doc=documents.ALL_HOP_DOC),
+    MetricFamily("hit", "docs", documents.hit, takes_k=True, undefined=documents.no_required, outcome="binary",
+                 doc=documents.HIT_DOC),
+    MetricFamily("ndcg", "docs", documents.ndcg, takes_k=True, summary_ks=(10,), outcome="unit",
+                 doc=documents.NDCG_DOC),
+    MetricFamily("precision", "docs", precision.precision, takes_k=True, undefined=precision.no_gold, summary=False,
+                 outcome="unit", doc=precision.DOC),
+    MetricFamily("evidence_recall", "chunks", evidence.evidence_recall, takes_k=True, undefined=evidence.no_evidence,
+                 cross_chunker=False, outcome="unit", doc=evidence.RECALL_DOC),
+    MetricFamily("evidence_mrr", "chunks", evidence.evidence_mrr, undefined=evidence.no_evidence, cross_chunker=False,
+                 outcome="unit", doc=evidence.MRR_DOC),
+    MetricFamily("evidence_recall", "chunks", budget.evidence_recall_at_budget, takes_k=True,
+                 summary_ks=budget.BUDGETS, unit="w", omitted=budget.omitted, outcome="unit", doc=budget.DOC),
+    # ir_measures names, trec_eval semantics over the record's qrels (harness.metrics.standard); the chunk-level
+    # form of each is "chunk." + name (chunk.AP@100)
+    *(
+        MetricFamily(pre + name, lv, getattr(mod, mod.__name__.rsplit(".", 1)[1]), takes_k=True,
+                     undefined=no_relevant, summary=False, optional_k=opt, clamps=False, cross_chunker=lv == "docs",
+                     outcome=outcome, doc=standard.doc(mod.TOOLS, chunk=lv == "chunks", judged=mod is judged))
+        for name, mod, opt, outcome in (("RR", rr, True, "unit"), ("AP", ap, True, "unit"),
+                                        ("nDCG", ndcg, True, "unit"), ("P", p, False, "unit"), ("R", r, False, "unit"),
+                                        ("Success", success, False, "binary"), ("Judged", judged, False, "unit"))
+        for pre, lv in (("", "docs"), ("chunk.", "chunks"))
+    ),
+):
+    register(_f)
+# fmt: on
 
 _TOOL_NAMES = {"map": "AP", "map_cut": "AP@k", "recip_rank": "RR", "ndcg_cut": "nDCG@k", "success": "Success@k",
                "p": "P@k", "recall": "R@k"}  # fmt: skip

@@ -41,10 +41,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from harness.metrics.family import MetricDoc
 from harness.metrics.quoted import ChunkExtent, QuotedEvidence, intersection_length, merge_spans
 from harness.metrics.relevance import ChunkJudgement
 
-__all__ = ["BUDGETS", "budget_prefix", "covered_chars", "evidence_recall_at_budget", "omitted"]
+__all__ = ["BUDGETS", "DOC", "budget_prefix", "covered_chars", "evidence_recall_at_budget", "omitted"]
+
+DOC = MetricDoc(
+    "`|E_q ∩ C(P_B)| / |E_q|`: the share of the question's quoted evidence characters covered by the longest "
+    "prefix `P_B` of the chunk ranking whose word counts sum to <= B (no skipping, no truncated chunk; "
+    "harness.metrics.budget)",
+    "quoted characters of the gold documents' quotes; alternatives do not apply",
+    "no value (excluded and counted) without a located quote; not applicable (mean `None`) without chunk extents",
+    "-",
+    "-",
+    "-",
+    "the project's own definition (issue 20); comparable across chunkers",
+)
 
 BUDGETS: tuple[int, ...] = (250, 500, 1000, 2000)
 """The budgets (words) a run summarises: ``evidence_recall@250w`` ... ``@2000w``."""

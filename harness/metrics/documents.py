@@ -11,9 +11,74 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from harness.metrics.family import MetricDoc
 from harness.metrics.relevance import DocumentJudgement, credited_ranks
 
-__all__ = ["all_hop", "hit", "mrr", "ndcg", "no_required"]
+__all__ = [
+    "ALL_HOP_DOC",
+    "HIT_DOC",
+    "MRR_DOC",
+    "NDCG_DOC",
+    "RECALL_DOC",
+    "all_hop",
+    "hit",
+    "mrr",
+    "ndcg",
+    "no_required",
+]
+
+_ALT = "a gold document is satisfied at the best rank of itself and its alternatives"
+_ALT_OWN = _ALT + "; grade 2 (required) only counts"
+
+MRR_DOC = MetricDoc(
+    "`1 / min rank` of a document satisfying any gold document (grade 1 or 2) within the document depth, else 0",
+    "grades 1 and 2 both count; " + _ALT,
+    "0",
+    "recip_rank",
+    "RR",
+    "mrr",
+    "none on the exports (an alternative is relevant in the qrels too, so the first relevant rank is the same)",
+)
+RECALL_DOC = MetricDoc(
+    "`|required gold documents satisfied within the top k| / |required|`",
+    _ALT_OWN,
+    "0, undefined (no required gold document)",
+    "recall_k at -l 2",
+    "R(rel=2)@k",
+    "recall@k-l2",
+    "with alternatives the tools count each alternative as one more relevant document (docs/rankings.md); "
+    "`R@k` is the ir_measures measure (rel >= 1, alternatives as documents)",
+)
+ALL_HOP_DOC = MetricDoc(
+    "1 if every required gold document is satisfied within the top k, else 0",
+    _ALT_OWN,
+    "0, undefined",
+    "- (recall_k at -l 2 = 1)",
+    "- (R(rel=2)@k = 1)",
+    "-",
+    "from the tools' recall it would need every alternative too",
+)
+HIT_DOC = MetricDoc(
+    "1 if any required gold document is satisfied within the top k, else 0",
+    _ALT_OWN,
+    "0, undefined",
+    "success_k at -l 2",
+    "Success(rel=2)@k",
+    "hit_rate@k-l2",
+    "none on the exports; `Success@k` is the ir_measures measure at rel >= 1",
+)
+NDCG_DOC = MetricDoc(
+    "`DCG@k / IDCG@k`, gain = grade (not 2^grade - 1), discount `log2(r + 1)`; each gold document credited once "
+    "at the rank of its best satisfier (one ranked document credits at most one gold document); the ideal from "
+    "the gold grades",
+    "grades are the gains; an alternative earns its gold document's gain once",
+    "0, undefined",
+    "ndcg_cut_k",
+    "nDCG@k",
+    "ndcg@k",
+    "with alternatives the tools credit every relevant document found and build the ideal over the alternatives "
+    "too; `nDCG@k` is that measure",
+)
 
 
 def no_required(j: DocumentJudgement) -> bool:

@@ -8,9 +8,29 @@ are not evidence. Registered in :data:`harness.metrics.METRICS`.
 
 from __future__ import annotations
 
+from harness.metrics.family import MetricDoc
 from harness.metrics.relevance import ChunkJudgement
 
-__all__ = ["evidence_mrr", "evidence_recall", "no_evidence"]
+__all__ = ["MRR_DOC", "RECALL_DOC", "evidence_mrr", "evidence_recall", "no_evidence"]
+
+RECALL_DOC = MetricDoc(
+    "`|evidence chunks within the top k of the chunk ranking| / |evidence chunks|`",
+    "the record's evidence chunks (`GoldRecord.evidence_chunks()`); grades and alternatives do not apply",
+    "0, undefined (a documents-only gold set: mean `None` with a note)",
+    "recall_k (chunk qrels)",
+    "R@k (chunk qrels) = chunk.R@k",
+    "recall@k",
+    "none on the chunk exports; counts chunks, so not comparable across chunkers",
+)
+MRR_DOC = MetricDoc(
+    "`1 / min rank` of an evidence chunk within the chunk depth, else 0",
+    "evidence chunks only",
+    "0, undefined",
+    "recip_rank (chunk qrels)",
+    "RR (chunk qrels) = chunk.RR",
+    "mrr",
+    "none on the chunk exports; counts chunks, so not comparable across chunkers",
+)
 
 
 def no_evidence(j: ChunkJudgement) -> bool:

@@ -1,14 +1,43 @@
-"""The metric registry's entry type: :class:`MetricFamily` (one per family of :data:`harness.metrics.METRICS`)."""
+"""The metric registry's entry type: :class:`MetricFamily` (one per family of :data:`harness.metrics.METRICS`), the one
+declaration of a metric: how it is computed, its outcome class and what ``docs/metrics.md`` says about it
+(:class:`MetricDoc`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from harness.metrics.relevance import Level
 
-__all__ = ["MetricFamily"]
+__all__ = ["OUTCOMES", "MetricDoc", "MetricFamily", "Outcome"]
+
+Outcome = Literal["binary", "unit", "continuous"]
+OUTCOMES: tuple[Outcome, ...] = ("binary", "unit", "continuous")
+"""Outcome classes (nested): ``binary`` (every per-question value 0 or 1: ``hit@k``), ``unit`` (values in [0, 1]:
+``mrr``), ``continuous`` (any real value). The class picks the interval a run shows
+(:mod:`harness.stats.shown`)."""
+
+
+@dataclass(frozen=True)
+class MetricDoc:
+    """What ``docs/metrics.md`` says about one family (:mod:`harness.metrics.catalog`).
+
+    Attributes:
+        formula: the definition, with rank r counted from 1 in the canonical ranking cut at the depth (Markdown).
+        alternatives: how gold grades and ``alternatives`` enter it.
+        no_gold: its value for a question without gold (at its level).
+        trec_eval, ir_measures, ranx: the name of the same measure in each tool (``-`` when none).
+        difference: any documented difference from those tools (``none``: the same value on the exports).
+    """
+
+    formula: str
+    alternatives: str
+    no_gold: str
+    trec_eval: str
+    ir_measures: str
+    ranx: str
+    difference: str = "none: equal per question on the run record's exports (tests/test_standard_metrics.py)"
 
 
 @dataclass(frozen=True)
@@ -38,6 +67,11 @@ class MetricFamily:
             ranking depth is then the cut-off; ``k`` is ``None`` in ``compute``).
         clamps: whether a cut-off above the corpus size is clamped to it (and recorded); false for the ir_measures
             families, which keep trec_eval's ``k`` (``P@k`` divides by k).
+        outcome: the outcome class of its per-question values (:data:`OUTCOMES`; keyword, required).
+        doc: its documentation (:class:`MetricDoc`; keyword, required).
+
+    Raises:
+        ValueError: an outcome outside :data:`OUTCOMES`.
     """
 
     name: str
@@ -52,6 +86,12 @@ class MetricFamily:
     cross_chunker: bool = True
     optional_k: bool = False
     clamps: bool = True
+    outcome: Outcome = field(kw_only=True)
+    doc: MetricDoc = field(kw_only=True)
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"metric family {self.name!r}: outcome {self.outcome!r} is none of {', '.join(OUTCOMES)}")
 
     @property
     def key(self) -> str:

@@ -18,9 +18,22 @@ available by id (``precision@5``) to every verb that takes metric ids.
 
 from __future__ import annotations
 
+from harness.metrics.family import MetricDoc
 from harness.metrics.relevance import DocumentJudgement, credited_ranks
 
-__all__ = ["no_gold", "precision"]
+__all__ = ["DOC", "no_gold", "precision"]
+
+DOC = MetricDoc(
+    "`|credited ranks <= k| / k`: ranked documents satisfying a gold document (grade 1 or 2), each gold document "
+    "counted once; k clamped to the corpus size",
+    "grades 1 and 2 count; a gold document and its alternative both ranked count once",
+    "0, undefined",
+    "P_k",
+    "P@k",
+    "precision@k",
+    "with alternatives the tools count both; k above the corpus size: the harness divides by the corpus size; "
+    "`P@k` is the tools' measure",
+)
 
 
 def no_gold(j: DocumentJudgement) -> bool:

@@ -33,6 +33,7 @@ folder is never created (:func:`check_output`, the one check of every ``--out`` 
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -46,26 +47,33 @@ from typing import Any
 from rich.console import Console
 
 from harness.errors import HarnessInputError
-from harness.evaluation.record import RUN_SCHEMA_VERSION
 from harness.io import atomic_write_text
-from harness.report.junit import junit_xml
-from harness.report.markdown_verbs import render as markdown_of
-from harness.report.studies import render_known_item, render_sensitivity, render_study
-from harness.report.sweep_multi import render_terminal as render_multi_sweep
-from harness.report.tables import format_csv, format_tsv
-from harness.report.terminal import (
-    print_warnings,
-    render_comparison,
-    render_gate,
-    render_power,
-    render_run,
-    render_sweep,
-    run_notices,
-    run_warnings,
-)
-from harness.stats.methods import evidence_by_metric
-from harness.stats.shown import ShownIntervals
 from harness.terminal_safe import json_controls, safe_console
+
+
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """``name`` of ``module``, imported when first called: the registry names every renderer, and a verb loads only
+    the one its format needs (``harness validate --format json`` loads no run table, report or statistics)."""
+
+    def call(*args, **kwargs):
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+junit_xml = _lazy("harness.report.junit", "junit_xml")
+markdown_of = _lazy("harness.report.markdown_verbs", "render")
+render_known_item, render_sensitivity, render_study = (
+    _lazy("harness.report.studies", n) for n in ("render_known_item", "render_sensitivity", "render_study")
+)
+render_multi_sweep = _lazy("harness.report.sweep_multi", "render_terminal")
+format_csv, format_tsv = (_lazy("harness.report.tables", n) for n in ("format_csv", "format_tsv"))
+print_warnings, render_comparison, render_gate, render_power, render_run, render_sweep, run_notices, run_warnings = (
+    _lazy("harness.report.terminal", n)
+    for n in ("print_warnings", "render_comparison", "render_gate", "render_power", "render_run", "render_sweep",
+              "run_notices", "run_warnings")
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -99,9 +107,13 @@ def _run_evidence(rec) -> dict:
     default for the run's design per outcome class, :class:`harness.stats.shown.ShownIntervals`; each entry's
     ``method``) of the run's metrics (:func:`harness.stats.methods.evidence_by_metric`, over the first system's
     ``all`` slice); ``{}`` without an evidence file."""
+    from harness.metrics import outcome_of
+    from harness.stats.methods import evidence_by_metric
+    from harness.stats.shown import ShownIntervals
+
     first = next(iter(rec.summary.systems.values()), {})
     overall = first["all"].overall if "all" in first else {}
-    recorded = {m: set(ov.intervals) for m, ov in overall.items()}
+    recorded = {m: (outcome_of(m), set(ov.intervals)) for m, ov in overall.items()}
     shown = ShownIntervals.for_run(rec)
     ev = evidence_by_metric(shown.by_class(recorded), recorded, design=shown.design, source=shown.source)
     return {"coverage_evidence": ev} if ev["metrics"] else {}
@@ -114,7 +126,7 @@ def _coverage_data(value) -> dict:
 #: Every kind of result a verb prints, with its JSON form.
 KINDS: dict[str, Kind] = {
     "run": Kind(
-        RUN_SCHEMA_VERSION,
+        3,  # harness.evaluation.record.RUN_SCHEMA_VERSION (tests/test_formats.py checks they agree)
         lambda rec: {
             **rec.summary.model_dump(mode="python"),
             **_run_evidence(rec),

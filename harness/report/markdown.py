@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from harness.evaluation.changes import change_line
 from harness.report.format import MISSING, Markup, fmt3, fmt_iv, legend, md, mean_iv, num, pct, spaced, wtl
 from harness.report.model import (
-    TABLE_METRICS,
     ReportData,
     coverage_labels,
     coverage_series,
@@ -67,7 +66,7 @@ def _header(data: ReportData) -> list[str]:
 
 
 def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
-    metrics = data.metrics_present(TABLE_METRICS, slice_name)
+    metrics = data.metrics_present(None, slice_name)
     cl = data.clustering()
     df = cl.get("df")
     df_txt = f"Satterthwaite df {df:.1f}" if isinstance(df, (int, float)) else "df not recorded"
@@ -81,7 +80,7 @@ def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
         cells = []
         for m in metrics:
             ov = e.overall(m, slice_name)
-            cells.append(MISSING if ov is None else mean_iv(ov.mean, shown.interval(m, ov)))
+            cells.append(MISSING if ov is None else mean_iv(ov.mean, ov.shown))
         rows.append([lab, str(s.n_questions), *cells])
     recorded = data.recorded_methods(metrics, slice_name)
     title = "Systems" if slice_name == "all" else "Fully covered slice"
@@ -93,7 +92,7 @@ def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
         table(["system", "n", *metrics], rows),
     ]
     marks = legend(
-        shown.interval(m, ov)
+        ov.shown
         for e in data.entries
         if slice_name in e.summary
         for m in metrics

@@ -13,6 +13,7 @@ from harness.evaluation.changes import change_line
 from harness.evaluation.gate import EXIT_CODES
 from harness.evaluation.known_item_gate import KnownItemCheck, known_item_provenance
 from harness.goldset.schema import CATEGORIES
+from harness.metrics import outcome_of
 from harness.report.format import MISSING, Markup, diff_iv, fmt_iv, legend, md, mean_iv, num, pct, pts, spaced, wtl
 from harness.report.markdown import known_item_table, table
 from harness.report.regressions import regressions_markdown
@@ -36,11 +37,14 @@ def _evidence(method: str, design=None) -> list[str]:
     return ["", f"_{md(note)}_"] if note else []
 
 
-def _recorded(systems: dict, metrics: list[str]) -> dict[str, set[str]]:
-    return {x: {k for sl in systems.values() if (ov := sl.metric(x)) for k in ov.intervals} for x in metrics}
+def _recorded(systems: dict, metrics: list[str]) -> dict[str, tuple[str, set[str]]]:
+    return {
+        x: (outcome_of(x), {k for sl in systems.values() if (ov := sl.metric(x)) for k in ov.intervals})
+        for x in metrics
+    }
 
 
-def _run_evidence(shown: ShownIntervals, recorded: dict[str, set[str]]) -> list[str]:
+def _run_evidence(shown: ShownIntervals, recorded: dict[str, tuple[str, set[str]]]) -> list[str]:
     notes = evidence_notes(shown.by_class(recorded), recorded, design=shown.design, source=shown.source)
     return [x for n in notes for x in ("", f"_{md(n)}_")]
 
@@ -74,8 +78,7 @@ def _run(rec, path: Path | None) -> list[str]:
         systems = {s: sl[slice_name] for s, sl in rec.summary.systems.items() if slice_name in sl}
         if not systems:
             continue
-        chosen = (m.model_extra or {}).get("metrics") or []  # run --metrics
-        wanted = dict.fromkeys([*MAIN_METRICS, *EVIDENCE_METRICS, *chosen])
+        wanted = dict.fromkeys([*MAIN_METRICS, *EVIDENCE_METRICS, *m.chosen_metrics])  # run --metrics
         metrics = [x for x in wanted if any(x in sl.overall for sl in systems.values())]
         shown_iv = ShownIntervals.for_run(rec, slice_name)
         recorded = _recorded(systems, metrics)
@@ -84,7 +87,7 @@ def _run(rec, path: Path | None) -> list[str]:
             cells = []
             for x in metrics:
                 ov = sl.metric(x)
-                cells.append("n/a" if ov is None else mean_iv(ov.mean, shown_iv.interval(x, ov)))
+                cells.append("n/a" if ov is None else mean_iv(ov.mean, ov.shown))
             rows.append([system, str(sl.n_questions), *cells])
         head = f"{titles.get(slice_name, md(slice_name))} (95 % {md(shown_iv.phrase(recorded))} intervals)"
         out += ["", f"#### {head}", ""]

@@ -28,7 +28,7 @@ from harness.evaluation.runs import RunRecord, check_comparable, load_run
 from harness.evaluation.subset import restrict_split
 from harness.goldset.schema import CATEGORIES
 from harness.io import read_json, read_jsonl, sha256_file
-from harness.metrics import DEFAULT_KS, METRIC_SETS
+from harness.metrics import DEFAULT_KS, METRIC_SETS, outcome_of
 from harness.stats.design_evidence import RunDesign
 from harness.stats.shown import ShownIntervals
 from harness.studies.coverage.catalog import METHODS as COVERAGE_METHODS
@@ -152,19 +152,20 @@ class ReportData:
         self._rows = {(e.label, r.qid): r for e in self.entries for r in e.rows()}
         self._shown: dict[str, ShownIntervals] = {}
 
-    def metrics_present(self, wanted: Sequence[str], slice_name: str = "all") -> list[str]:
-        """The metrics of ``wanted`` that every entry summarises."""
-        return [m for m in wanted if self.entries and all(e.overall(m, slice_name) for e in self.entries)]
+    def metrics_present(self, wanted: Sequence[str] | None = None, slice_name: str = "all") -> list[str]:
+        """Metrics of ``wanted`` every entry summarises (``None``: :data:`TABLE_METRICS`, then runs' ``--metrics``)."""
+        es = self.entries
+        wanted = wanted or [*TABLE_METRICS, *(m for e in es for m in e.run.manifest.chosen_metrics)]
+        return [m for m in dict.fromkeys(wanted) if es and all(e.overall(m, slice_name) for e in es)]
 
-    def recorded_methods(self, metrics: Sequence[str], slice_name: str = "all") -> dict[str, set[str]]:
-        """``{metric: names of the interval methods recorded for it}`` over every entry (metrics in order), for
-        :func:`harness.stats.methods.evidence_notes`."""
-        out: dict[str, set[str]] = {}
+    def recorded_methods(self, metrics: Sequence[str], slice_name: str = "all") -> dict[str, tuple[str, set[str]]]:
+        """``{metric: (outcome class, names of the interval methods recorded)}`` over every entry, metrics in order."""
+        out: dict[str, tuple[str, set[str]]] = {}
         for m in metrics:
             for e in self.entries:
                 ov = e.overall(m, slice_name) if slice_name in e.summary else None
                 if ov is not None and ov.intervals:
-                    out.setdefault(m, set()).update(ov.intervals)
+                    out.setdefault(m, (outcome_of(m), set()))[1].update(ov.intervals)
         return out
 
     def shown(self, slice_name: str = "all") -> ShownIntervals:

@@ -22,8 +22,8 @@ column          meaning
 ``n_questions`` ``summary``: questions of the slice
 ``n_clusters``  ``summary``: clusters of the slice
 ``method``      ``summary``: the interval method of ``lower``/``upper``: the tables' own, the coverage rule's
-                default for the run's design per outcome class (``cr2_logit``, ``cr3``;
-                :class:`harness.stats.shown.ShownIntervals`)
+                default for the slice's design per outcome class (``cr2_logit``, ``cr3``; recorded in the entry,
+                ``interval.method``)
 ``lower``       ``summary``: the interval's lower bound (empty without an interval)
 ``upper``       ``summary``: its upper bound
 ==============  ==========================================================================================
@@ -41,7 +41,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from harness.metrics import MetricSpec
-from harness.stats.shown import ShownIntervals
 from harness.tabular import delimited_text
 
 __all__ = ["COLUMNS", "delimited", "format_csv", "format_tsv", "run_rows"]
@@ -69,12 +68,10 @@ def run_rows(rec) -> list[dict[str, Any]]:
             out.append({**base, "table": "question", "system": row.system, "qid": row.qid, "category": row.category,
                         "split": row.split or "", "cluster": row.cluster or "", "metric": metric,
                         "level": _level(metric), "value": value})  # fmt: skip
-    shown: dict[str, ShownIntervals] = {}
     for system, slices in rec.summary.systems.items():
         for slice_name, s in slices.items():
-            pick = shown.setdefault(slice_name, ShownIntervals.for_run(rec, slice_name))
             for metric, ms in s.overall.items():
-                iv = pick.interval(metric, ms)
+                iv = ms.shown
                 out.append({**base, "table": "summary", "system": system, "slice": slice_name, "metric": metric,
                             "level": _level(metric), "value": ms.mean, "n_questions": s.n_questions,
                             "n_clusters": s.n_clusters, "method": iv.method if iv else "",

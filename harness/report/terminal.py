@@ -23,7 +23,7 @@ from harness.evaluation.record import MetricSummary
 from harness.evaluation.runs import RunRecord
 from harness.evaluation.sweep import SweepResult
 from harness.goldset.schema import CATEGORIES
-from harness.metrics import METRIC_SETS
+from harness.metrics import METRIC_SETS, outcome_of
 from harness.report.format import MISSING, diff_iv, fmt_iv, legend, mean_iv, num, rich_text, spaced, wtl
 from harness.report.regressions import regressions_table
 from harness.stats.methods import evidence_notes, paired_evidence_note
@@ -50,14 +50,15 @@ def run_slice(run: RunRecord) -> str:
 
 def slice_intervals(run: RunRecord, slice_name: str, metrics, method: str | None = None) -> list:
     """The recorded intervals (records) of ``metrics`` over one slice, every system (for legends and warnings):
-    ``method``'s, or (``None``) the ones the tables show (:class:`harness.stats.shown.ShownIntervals`)."""
-    shown = ShownIntervals.for_run(run, slice_name) if method is None else None
+    ``method``'s, or (``None``) the ones the tables show (each entry's recorded choice, ``MetricSummary.shown``)."""
     out = []
     for s in run.summary.systems.values():
         sl = s.get(slice_name)
         for m in metrics if sl is not None else ():
             ov = sl.metric(m)
-            iv = None if ov is None else (ov.intervals.get(method) if shown is None else shown.interval(m, ov))
+            if ov is None:
+                continue
+            iv = ov.shown if method is None else ov.intervals.get(method)
             if iv is not None:
                 out.append(iv)
     return out
@@ -112,12 +113,12 @@ def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS,
     sub = (run.manifest.model_extra or {}).get("subset")
     of_subset = f" of the subset {sub['label']}" if sub else ""
     shown = ShownIntervals.for_run(run, slice_name)
-    recorded: dict[str, set[str]] = {}
+    recorded: dict[str, tuple[str, set[str]]] = {}
     for s in run.summary.systems.values():
         for m in metrics if slice_name in s else ():
             ov = s[slice_name].overall.get(m)
             if ov is not None and ov.intervals:
-                recorded.setdefault(m, set()).update(ov.intervals)
+                recorded.setdefault(m, (outcome_of(m), set()))[1].update(ov.intervals)
     title = (
         f"{slice_name} questions{of_subset} (n={n_q}); 95 % {shown.phrase(recorded)} intervals, clustering {cl.mode}"
         f" ({cl.n_clusters} clusters, df {_df(run) if slice_name == 'all' else 'see JSON'})"
@@ -131,7 +132,7 @@ def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS,
         if slice_name not in s:
             continue
         ov = s[slice_name].overall
-        cells = [mean_iv(ov[m].mean, shown.interval(m, ov[m])) if m in ov else "n/a" for m in metrics]
+        cells = [mean_iv(ov[m].mean, ov[m].shown) if m in ov else "n/a" for m in metrics]
         t.add_row(rich_text(system), *[rich_text(shape(c)) for c in cells])
     lines = [
         legend(slice_intervals(run, slice_name, metrics)),
@@ -246,7 +247,7 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
     cats = category_table(run, "mrr", shown)
     console.print(cats if fits(console, cats) else category_table(run, "mrr", shown, transpose=True))
     console.print(systems_table(run, shown, metrics=EVIDENCE_METRICS, narrow=narrow))
-    chosen = (run.manifest.model_extra or {}).get("metrics")
+    chosen = run.manifest.chosen_metrics
     if chosen:  # harness run --metrics: the metrics asked for
         console.print(systems_table(run, shown, metrics=tuple(chosen), narrow=narrow))
     if shown != "all" and "all" in first:

@@ -136,7 +136,6 @@ class IntervalMethod:
 
 
 __all__ = [
-    "BINARY_FAMILIES",
     "DEFAULTS",
     "INTERVALS",
     "CoverageEvidence",
@@ -147,7 +146,7 @@ __all__ = [
     "evidence_notes",
     "paired_evidence_json",
     "paired_evidence_note",
-    "metric_outcome_class",
+    "Recorded",
     "default_method",
     "display_order",
     "get",
@@ -239,42 +238,21 @@ def all_intervals(y, clusters, *, weights=None, level=0.95, B=5000, seed=0) -> d
     return out
 
 
-#: Metric families whose per-question values are 0 or 1 (``hit@k``, ``all_hop@k``): their intervals get the binary
-#: evidence. Other metrics are classed by the methods a run recorded for them (:func:`metric_outcome_class`).
-BINARY_FAMILIES = ("hit", "all_hop")
+#: ``(outcome class, names of the interval methods recorded)`` of one metric: the values of the ``metrics`` mappings
+#: below. The class is the metric's declared one (:attr:`harness.metrics.MetricFamily.outcome`; stats knows no metric).
+Recorded = tuple[str, Iterable[str]]
 
 
-def metric_outcome_class(metric: str, recorded: Iterable[str]) -> str:
-    """The outcome class (a key of :data:`DEFAULTS` but ``"paired"``) of a run's metric, for the evidence notes.
-
-    ``"binary"`` for the families of :data:`BINARY_FAMILIES` (``all_hop@10``), else from the interval methods the run
-    recorded for it: a run computes every method that applies to the values (:func:`all_intervals`), so a
-    proportion-only method among them (CR2 on the logit scale) means values in [0, 1] (``"unit"``: MRR, recall,
-    evidence recall); none means ``"continuous"``.
-
-    Args: ``metric``: a metric id (``family`` or ``family@k``); ``recorded``: method names (the metric's
-        ``IntervalRecord`` keys).
-    Returns: ``"binary"``, ``"unit"`` or ``"continuous"``.
-    """
-    if metric.split("@", 1)[0] in BINARY_FAMILIES:
-        return "binary"
-    names = set(recorded)
-    unit_only = {
-        m.name for m in INTERVALS.values() if m.in_runs and m.applies_to("unit") and not m.applies_to("continuous")
-    }
-    return "unit" if names & unit_only else "continuous"
-
-
-def _by_class(metrics: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+def _by_class(metrics: Mapping[str, Recorded]) -> dict[str, list[str]]:
     by_class: dict[str, list[str]] = {}
-    for metric, names in metrics.items():
-        by_class.setdefault(metric_outcome_class(metric, names), []).append(metric)
+    for metric, (outcome, _names) in metrics.items():
+        by_class.setdefault(outcome, []).append(metric)
     return by_class
 
 
 def evidence_by_metric(
     method: str | Mapping[str, str],
-    metrics: Mapping[str, Iterable[str]],
+    metrics: Mapping[str, Recorded],
     *,
     design: RunDesign | None = None,
     path: str | Path | None = None,
@@ -298,7 +276,7 @@ def evidence_by_metric(
 
 def evidence_notes(
     method: str | Mapping[str, str],
-    metrics: Mapping[str, Iterable[str]],
+    metrics: Mapping[str, Recorded],
     *,
     design: RunDesign | None = None,
     path: str | Path | None = None,
@@ -310,7 +288,8 @@ def evidence_notes(
     Args:
         method: the method whose intervals a table shows (``"cr2"``), or ``{outcome class: method}`` (the run's
             own defaults: :meth:`harness.stats.shown.ShownIntervals.by_class`).
-        metrics: ``{metric id: names of the interval methods recorded for it}`` (the table's metrics, in order).
+        metrics: ``{metric id: (its outcome class, names of the interval methods recorded for it)}`` (the table's
+            metrics, in order; :data:`Recorded`).
         design: the run's design (:func:`harness.stats.design_evidence.run_design`); None: an unknown design, whose
             coverage is "not measured".
         path: another evidence file (tests); default the committed one.

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from harness.stats.design_evidence import RunDesign, matching_design, slice_design
 from harness.stats.evidence import committed_evidence
-from harness.stats.methods import DEFAULTS, INTERVALS, metric_outcome_class
+from harness.stats.methods import DEFAULTS, INTERVALS, Recorded
 
 #: Classes a rendering shows an interval for; ``paired`` is the class of ``compare``/``gate`` differences.
 CLASSES = ("binary", "unit", "continuous", "paired")
@@ -124,30 +124,23 @@ class ShownIntervals:
         """The paired method ``compare`` and ``gate`` use (a name of :func:`harness.stats.paired_methods`)."""
         return self.defaults["paired"].removeprefix("paired_")
 
-    def method(self, metric: str, recorded: Iterable[str]) -> str:
-        """The method shown for ``metric`` whose run recorded the methods ``recorded``: the default of its outcome
-        class (:func:`harness.stats.methods.metric_outcome_class`), or ``cr2`` when that one is not recorded."""
+    def method(self, outcome: str, recorded: Iterable[str]) -> str:
+        """The method shown for a metric of outcome class ``outcome`` (the metric's declared class,
+        :attr:`harness.metrics.MetricFamily.outcome`) whose run recorded the methods ``recorded``: the class's
+        default, or ``cr2`` when that one is not recorded."""
         names = set(recorded)
-        chosen = self.defaults[metric_outcome_class(metric, names)]
+        chosen = self.defaults[outcome]
         return chosen if chosen in names else "cr2"
 
-    def interval(self, metric: str, entry):
-        """The shown interval record of a summary entry (:class:`harness.evaluation.record.MetricSummary`, read
-        duck-typed), ``None`` when the entry is ``None`` or has no interval."""
-        if entry is None:
-            return None
-        return entry.intervals.get(self.method(metric, entry.intervals))
-
-    def by_class(self, metrics: Mapping[str, Iterable[str]]) -> dict[str, str]:
-        """``{class: method shown}`` over ``{metric: recorded methods}``, in the metrics' order (a class whose
-        metrics lack its default shows ``cr2``, :meth:`method`)."""
+    def by_class(self, metrics: Mapping[str, Recorded]) -> dict[str, str]:
+        """``{class: method shown}`` over ``{metric: (outcome class, recorded methods)}``, in the metrics' order (a
+        class whose metrics lack its default shows ``cr2``, :meth:`method`)."""
         out: dict[str, str] = {}
-        for metric, names in metrics.items():
-            names = set(names)
-            out.setdefault(metric_outcome_class(metric, names), self.method(metric, names))
+        for outcome, names in metrics.values():
+            out.setdefault(outcome, self.method(outcome, names))
         return out
 
-    def phrase(self, metrics: Mapping[str, Iterable[str]]) -> str:
+    def phrase(self, metrics: Mapping[str, Recorded]) -> str:
         """``CR2-logit`` when one method is shown, else ``CR2-logit (binary, unit), CR3 (continuous)``."""
         groups: dict[str, list[str]] = {}
         for cls, m in self.by_class(metrics).items():

@@ -22,9 +22,39 @@ absent from the qrels out of their means; the harness keeps every question in it
 
 from __future__ import annotations
 
+from harness.metrics.family import MetricDoc
 from harness.metrics.relevance import ChunkJudgement, DocumentJudgement
 
-__all__ = ["no_relevant", "qrels", "relevant_ranks", "top"]
+__all__ = ["doc", "no_relevant", "qrels", "relevant_ranks", "top"]
+
+_FLAT = (
+    "the record's qrels: every gold document with its grade and every alternative with the grade of the gold "
+    "document it stands in for (each alternative one more relevant document); relevant = rel >= 1"
+)
+_FLAT_CHUNK = (
+    "the record's chunk qrels: every evidence chunk, rel 1; alternatives do not apply (their chunks are not evidence)"
+)
+_NO_REL = "0, listed as undefined (trec_eval and ir_measures leave a query without relevant documents out)"
+
+
+def doc(tools: tuple[str, str, str, str], *, chunk: bool, judged: bool = False) -> MetricDoc:
+    """The :class:`~harness.metrics.family.MetricDoc` of one ir_measures family from its module's ``TOOLS``
+    (``(formula, trec_eval name, ir_measures name, ranx name)``), at the document or chunk (``chunk``) level;
+    ``judged``: the ``Judged`` family (no undefined case; compared with ir_measures' judged provider)."""
+    formula, te, im, rx = tools
+    return MetricDoc(
+        formula=formula,
+        alternatives=_FLAT_CHUNK if chunk else _FLAT,
+        no_gold="0 (empty ranking)" if judged else _NO_REL,
+        trec_eval=te,
+        ir_measures=im,
+        ranx=rx,
+        difference=(
+            "none: equal per question to ir_measures' judged provider on the exports"
+            if judged
+            else MetricDoc.difference
+        ),
+    )
 
 
 def qrels(j: DocumentJudgement | ChunkJudgement) -> dict[str, int]:

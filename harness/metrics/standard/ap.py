@@ -5,7 +5,16 @@ from __future__ import annotations
 from harness.metrics.relevance import ChunkJudgement, DocumentJudgement
 from harness.metrics.standard import qrels, relevant_ranks
 
-__all__ = ["ap"]
+__all__ = ["TOOLS", "ap"]
+
+TOOLS = (
+    "`(1/R) * sum_{i} i / r_i` over the ranks `r_1 < r_2 < ...` <= k of relevant ids; R = relevant ids in the "
+    "qrels (not min(R, k)); without `@k`, k = the depth",
+    "map_cut_k (map)",
+    "AP@k (AP)",
+    "map@k (map)",
+)
+"""``(formula, trec_eval, ir_measures, ranx)`` for ``docs/metrics.md`` (:func:`harness.metrics.standard.doc`)."""
 
 
 def ap(j: DocumentJudgement | ChunkJudgement, k: int | None = None) -> float:

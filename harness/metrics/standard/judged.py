@@ -5,7 +5,16 @@ from __future__ import annotations
 from harness.metrics.relevance import ChunkJudgement, DocumentJudgement
 from harness.metrics.standard import qrels, top
 
-__all__ = ["judged"]
+__all__ = ["TOOLS", "judged"]
+
+TOOLS = (
+    "ids of the top k present in the qrels over `min(k, ranked)`; 0 for an empty ranking (the qrels "
+    "hold relevant ids only)",
+    "-",
+    "Judged@k",
+    "-",
+)
+"""``(formula, trec_eval, ir_measures, ranx)`` for ``docs/metrics.md`` (:func:`harness.metrics.standard.doc`)."""
 
 
 def judged(j: DocumentJudgement | ChunkJudgement, k: int) -> float:

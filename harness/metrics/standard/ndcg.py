@@ -7,7 +7,16 @@ import math
 from harness.metrics.relevance import ChunkJudgement, DocumentJudgement
 from harness.metrics.standard import qrels, top
 
-__all__ = ["ndcg"]
+__all__ = ["TOOLS", "ndcg"]
+
+TOOLS = (
+    "`DCG@k / IDCG@k`, `DCG@k = sum_{r <= k} rel(d_r) / log2(r + 1)` (gain = rel, not 2^rel - 1), the "
+    "ideal = every qrels rel in descending order cut at k; without `@k`, the whole ranking and every rel",
+    "ndcg_cut_k (ndcg)",
+    "nDCG@k (nDCG)",
+    "ndcg@k (ndcg)",
+)
+"""``(formula, trec_eval, ir_measures, ranx)`` for ``docs/metrics.md`` (:func:`harness.metrics.standard.doc`)."""
 
 
 def ndcg(j: DocumentJudgement | ChunkJudgement, k: int | None = None) -> float:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from harness.metrics.relevance import ChunkJudgement, DocumentJudgement
 from harness.metrics.standard import relevant_ranks
 
-__all__ = ["p"]
+__all__ = ["TOOLS", "p"]
+
+TOOLS = ("`|{r <= k : rel(d_r) >= 1}| / k` (k also when fewer are ranked; never clamped)", "P_k", "P@k", "precision@k")
+"""``(formula, trec_eval, ir_measures, ranx)`` for ``docs/metrics.md`` (:func:`harness.metrics.standard.doc`)."""
 
 
 def p(j: DocumentJudgement | ChunkJudgement, k: int) -> float:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from harness.metrics.relevance import ChunkJudgement, DocumentJudgement
 from harness.metrics.standard import qrels, relevant_ranks
 
-__all__ = ["r"]
+__all__ = ["TOOLS", "r"]
+
+TOOLS = ("`|{r <= k : rel(d_r) >= 1}| / R`", "recall_k", "R@k", "recall@k")
+"""``(formula, trec_eval, ir_measures, ranx)`` for ``docs/metrics.md`` (:func:`harness.metrics.standard.doc`)."""
 
 
 def r(j: DocumentJudgement | ChunkJudgement, k: int) -> float:

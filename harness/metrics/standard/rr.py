@@ -5,7 +5,15 @@ from __future__ import annotations
 from harness.metrics.relevance import ChunkJudgement, DocumentJudgement
 from harness.metrics.standard import relevant_ranks
 
-__all__ = ["rr"]
+__all__ = ["TOOLS", "rr"]
+
+TOOLS = (
+    "`1 / min{r <= k : rel(d_r) >= 1}`, else 0; without `@k`, k = the depth",
+    "recip_rank (of the run cut at k)",
+    "RR, RR@k",
+    "mrr, mrr@k",
+)
+"""``(formula, trec_eval, ir_measures, ranx)`` for ``docs/metrics.md`` (:func:`harness.metrics.standard.doc`)."""
 
 
 def rr(j: DocumentJudgement | ChunkJudgement, k: int | None = None) -> float:

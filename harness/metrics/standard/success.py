@@ -5,7 +5,10 @@ from __future__ import annotations
 from harness.metrics.relevance import ChunkJudgement, DocumentJudgement
 from harness.metrics.standard import relevant_ranks
 
-__all__ = ["success"]
+__all__ = ["TOOLS", "success"]
+
+TOOLS = ("1 if some `r <= k` has `rel(d_r) >= 1`, else 0", "success_k", "Success@k", "hit_rate@k")
+"""``(formula, trec_eval, ir_measures, ranx)`` for ``docs/metrics.md`` (:func:`harness.metrics.standard.doc`)."""
 
 
 def success(j: DocumentJudgement | ChunkJudgement, k: int) -> float:

@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from harness.evaluation.compare import PairedRow
+from harness.metrics import outcome_of
 from harness.report.format import LEGEND, MISSING, bounds, esc, fmt3, fmt_iv, legend, num, spaced, wtl
-from harness.report.model import TABLE_METRICS, ReportData, rank_lists, rank_summary
+from harness.report.model import ReportData, rank_lists, rank_summary
 from harness.report.plots import category_bars, depth_curves, figure_svg, forest, rank_ecdf, slice_compare
 from harness.report.plots_many import BARS_UP_TO, category_heatmap, system_intervals
 from harness.stats.methods import display_order, evidence_notes
@@ -69,17 +70,17 @@ def mean_cell(ov, metric: str = "", shown: ShownIntervals | None = None) -> str:
     ShownIntervals`; ``None``: CR2), marked (``-`` when the metric is not available)."""
     if ov is None:
         return f"<td>{MISSING}</td>"
-    iv = ov.intervals.get("cr2") if shown is None else shown.interval(metric, ov)
+    iv = ov.intervals.get("cr2") if shown is None else ov.shown
     return f"<td>{fmt3(ov.mean)}{iv_html(iv)}</td>"
 
 
 def _shown_ivs(shown: ShownIntervals, pairs) -> list:
     """The shown interval records of ``(metric, summary entry)`` pairs (entries that are ``None`` skipped)."""
-    return [shown.interval(m, ov) for m, ov in pairs if ov is not None]
+    return [ov.shown for _m, ov in pairs if ov is not None]
 
 
 def _bounds(shown: ShownIntervals, metric: str, ov) -> tuple[float, float] | None:
-    iv = shown.interval(metric, ov)
+    iv = ov.shown
     return None if iv is None else iv.bounds
 
 
@@ -122,7 +123,7 @@ def systems_table(data: ReportData, slice_name: str = "all") -> str:
     """The systems x metrics table of one slice (means with 95 % intervals: per outcome class the rule's default for
     the run's design, :meth:`ReportData.shown`, named in the caption)."""
     entries = [e for e in data.entries if slice_name in e.summary]
-    metrics = [m for m in TABLE_METRICS if entries and all(e.overall(m, slice_name) for e in entries)]
+    metrics = [m for m in data.metrics_present() if entries and all(e.overall(m, slice_name) for e in entries)]
     head = "".join(f"<th>{esc(m)}</th>" for m in metrics)
     shown_iv = data.shown(slice_name)
     recorded = data.recorded_methods(metrics, slice_name)
@@ -158,11 +159,12 @@ def _methods_table(data: ReportData, metric: str = "mrr") -> str:
         cells = "".join(f"<td>{iv_html(ov.intervals.get(m)) or MISSING}</td>" for m in methods)
         rows.append(f"<tr><td>{esc(lab)}</td><td>{fmt3(ov.mean)}</td>{cells}</tr>")
     marks = legend_html(ov.intervals.get(m) for ov in ovs.values() if ov is not None for m in methods)
+    phrase = data.shown().phrase({metric: (outcome_of(metric), set(methods))})
     return (
         f"<details><summary>{esc(metric)} under every interval method recorded</summary><div class='body'>"
         f"<table><thead><tr><th class='l'>system</th><th>mean</th>{head}</tr></thead><tbody>{''.join(rows)}"
         f"</tbody></table>{marks}<p class='note'>The systems table shows, per outcome class, the coverage rule's "
-        f"default for this run's design ({esc(data.shown().phrase({metric: set(methods)}))} for {esc(metric)}); "
+        f"default for this run's design ({esc(phrase)} for {esc(metric)}); "
         "cluster_t is centred on the mean of cluster means (macro); iid_wald ignores clustering and is shown for "
         "contrast only.</p></div></details>"
     )

@@ -55,43 +55,25 @@ kernel and the fork pool),
 :mod:`harness.report.studies`.
 """
 
-from harness.studies.known_item.corpus import ChunkedCorpus, chunk_corpus
-from harness.studies.known_item.scorers import HammingScorer, ScorerFactory, ScorerInputs, SparseScorer
-from harness.studies.known_item.search import KnownItemOutcomes, Scorer, known_item_search
-from harness.studies.known_item.study import (
-    PUBLISHED,
-    KnownItemResult,
-    SensitivityResult,
-    StudyResult,
-    paired_comparison,
-    read_outcomes,
-    run_chunk_size_sensitivity,
-    run_known_item,
-    run_study,
-)
-from harness.studies.known_item.systems import FACES, RankingScorer, StudySystems, plan_study_systems
+import importlib
 
-__all__ = [
-    "PUBLISHED",
-    "RankingScorer",
-    "StudySystems",
-    "plan_study_systems",
-    "FACES",
-    "ChunkedCorpus",
-    "HammingScorer",
-    "KnownItemOutcomes",
-    "KnownItemResult",
-    "Scorer",
-    "ScorerFactory",
-    "ScorerInputs",
-    "SensitivityResult",
-    "SparseScorer",
-    "StudyResult",
-    "chunk_corpus",
-    "known_item_search",
-    "paired_comparison",
-    "read_outcomes",
-    "run_chunk_size_sensitivity",
-    "run_known_item",
-    "run_study",
-]
+#: ``{name: the module of this package that defines it}``: the re-exported names, imported on first use
+#: (:func:`__getattr__`), so importing the package, or one of its modules, loads nothing else.
+_EXPORTS = {
+    **dict.fromkeys(("ChunkedCorpus", "chunk_corpus"), "corpus"),
+    **dict.fromkeys(("HammingScorer", "ScorerFactory", "ScorerInputs", "SparseScorer"), "scorers"),
+    **dict.fromkeys(("KnownItemOutcomes", "Scorer", "known_item_search"), "search"),
+    **dict.fromkeys(("PUBLISHED", "KnownItemResult", "SensitivityResult", "StudyResult", "paired_comparison",
+                     "read_outcomes", "run_chunk_size_sensitivity", "run_known_item", "run_study"), "study"),
+    **dict.fromkeys(("FACES", "RankingScorer", "StudySystems", "plan_study_systems"), "systems"),
+}  # fmt: skip
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    """A re-exported name (:data:`_EXPORTS`), imported from its module on first use (PEP 562). Raises
+    AttributeError for any other name."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
