@@ -166,15 +166,34 @@ _SETTINGS: dict = {}
 def _apply_config(ctx: typer.Context) -> None:
     """Read the project config (:func:`harness.config.load_settings`: ``harness.toml``, ``[tool.harness]``, the
     ``HARNESS_*`` variables) into click's ``default_map`` of the invoked verb, below its flags; print its notes."""
-    from harness.config import load_settings
-
-    if not ctx.invoked_subcommand:
+    if not ctx.invoked_subcommand or not _config_present():
         return
+    from harness.config import load_settings  # only then: the start-up module budgets hold without a config
+
     settings = load_settings()
     _SETTINGS["settings"] = settings
     ctx.default_map = {**(ctx.default_map or {}), **settings.default_map(ctx.command.commands)}
     for line in settings.notes:
         notice(line)
+
+
+def _config_present() -> bool:
+    """Whether :func:`harness.config.load_settings` has anything to read: ``$HARNESS_CONFIG`` or
+    ``$HARNESS_RUNS_DIR`` set, or, in the first directory upwards holding a ``harness.toml`` or a ``pyproject.toml``,
+    a ``harness.toml`` or a ``pyproject.toml`` that mentions ``tool.harness`` (a cheap test; the loader parses)."""
+    if os.environ.get("HARNESS_CONFIG") or os.environ.get("HARNESS_RUNS_DIR"):
+        return True
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        toml, pyproject = folder / "harness.toml", folder / "pyproject.toml"
+        if toml.is_file():
+            return True
+        if pyproject.is_file():
+            try:
+                return "tool.harness" in pyproject.read_text("utf-8", errors="replace")
+            except OSError:
+                return True  # let the loader say what is wrong
+    return False
 
 
 def settings_sources(ctx: typer.Context) -> dict[str, str]:
