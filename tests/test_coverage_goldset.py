@@ -138,3 +138,25 @@ def test_cli_json_marks_the_default_and_the_evidence_entry_is_used(tmp_path):
     assert table.exit_code == 0 and "Estimand: mean over the gold set's documents" in " ".join(table.stdout.split())
     bad = CliRunner().invoke(app, ["coverage", "--run", str(tmp_path / "nope"), "--population", str(folder)])
     assert bad.exit_code == 2
+
+
+def test_the_hint_works_as_written_and_with_out_the_files_go_there(tmp_path):
+    """Issue 42 item 1: ``harness coverage --run RUN`` (the hint run, compare and gate print) exits 0 without
+    --population (the synthetic population, with a note), ``--population synthetic`` works with --run, and --out
+    receives coverage.json and coverage.csv."""
+    out = tmp_path / "cov"
+    r = CliRunner().invoke(app, ["coverage", "--run", str(BASELINE), "--reps", "20", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "note: no --population: the run's design is simulated on the synthetic population" in r.stderr
+    assert "Coverage for this design: 27 clusters" in r.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["coverage.csv", "coverage.json"]
+    data = json.loads((out / "coverage.json").read_text("utf-8"))
+    assert data["config"]["populations"] == ["synthetic:hit"] and set(data["outcomes"]) == {"binary"}
+    rows = (out / "coverage.csv").read_text("utf-8").splitlines()
+    assert rows[0].startswith("outcome,method,default,") and len(rows) == 1 + len(data["outcomes"]["binary"]["methods"])
+    args = ["coverage", "--run", str(BASELINE), "--population", "synthetic", "--reps", "20", "--format", "json"]
+    named = CliRunner().invoke(app, args)
+    assert named.exit_code == 0, named.output
+    assert json.loads(named.stdout)["data"]["outcomes"]["binary"]["default"] == data["outcomes"]["binary"]["default"]
+    none = CliRunner().invoke(app, ["coverage", "--reps", "20"])
+    assert none.exit_code == 2 and "error: --population: give a known-item output folder" in none.stderr
