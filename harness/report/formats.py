@@ -65,7 +65,7 @@ from harness.report.terminal import (
 )
 from harness.stats.methods import evidence_by_metric
 from harness.stats.shown import ShownIntervals
-from harness.terminal_safe import json_controls, safe_console
+from harness.terminal_safe import json_controls, reader_gone, safe_console
 
 
 @dataclass(frozen=True)
@@ -386,8 +386,11 @@ def write_output(text: str, out: str | os.PathLike | None, *, field: str = "--ou
         The file written, or ``None`` for stdout.
     """
     if out is None or str(out) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `| head`: the rest is dropped, the verb keeps its exit code
+            reader_gone()
         return None
     check_output(out, field=field)
     atomic_write_text(out, text)
