@@ -24,9 +24,16 @@ CATEGORY = typer.Option(None, "--category", help="Judge only these categories, o
 
 
 def _metrics(values: list[str] | None, default: str) -> list[str]:
-    """``--metric`` values, repeatable and comma-separated (``--metric mrr,recall@10 --metric all_hop@10``)."""
+    """``--metric`` values, repeatable and comma-separated (``--metric mrr,recall@10 --metric all_hop@10``), as
+    canonical ids (:meth:`harness.metrics.MetricSpec.parse`: ``ndcg_cut_10`` -> ``nDCG@10``, ``MRR`` -> ``mrr``).
+
+    Raises:
+        MetricError: an unknown, ambiguous or malformed id (exit 2).
+    """
+    from harness.metrics import MetricSpec
+
     out = [m.strip() for v in (values or [default]) for m in v.split(",") if m.strip()]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(MetricSpec.parse(m).id for m in out))  # trec_eval spellings, case: one note each
 
 
 @app.command()
@@ -274,6 +281,7 @@ def power(
     from harness.evaluation.power import power_plan
 
     fmt = output_format(fmt, as_json, out=out, kind="power")
+    metric = _metrics([metric], "mrr")[0]
     check_paths([("--out", out)], [("--run", run), ("--baseline", baseline)])
     system_baseline = renamed(system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline")
     if sided not in ("one", "two"):
@@ -344,6 +352,7 @@ def sweep(
     from harness.evaluation.sweep_multi import multi_sweep
 
     fmt = output_format(fmt, as_json, out=out, kind="sweep" if level is not None else "sweep-multi")
+    metric = _metrics([metric], "mrr")[0]
     check_paths([("--out", out)], [("--run", run), ("--goldset", goldset or _recorded_goldset(run))])
     methods = [x.strip() for x in fusion.split(",") if x.strip()]
     for flag, value, method in (("--w", w, "wsum"), ("--k", k, "rrf")):
