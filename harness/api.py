@@ -24,11 +24,13 @@ it ``to_pandas()`` raises :class:`ImportError` saying how to install it.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.errors import HarnessInputError
 from harness.evaluation.compare import ComparisonReport, compare_runs
 from harness.evaluation.gate import GateVerdict
 from harness.evaluation.gate import gate as _gate
@@ -286,6 +288,21 @@ def evaluate(
     return load_run(path)
 
 
+def _renamed(value, old_value, new: str, old: str):
+    """``value``, or ``old_value`` given under the deprecated keyword ``old`` (a :class:`FutureWarning` naming
+    ``new``, the command line's name: shown by default, unlike a DeprecationWarning outside ``__main__``).
+
+    Raises:
+        HarnessInputError: both keywords given.
+    """
+    if old_value is None:
+        return value
+    if value is not None:
+        raise HarnessInputError(f"{old}: deprecated alias of {new}; give only {new}")
+    warnings.warn(f"{old} is deprecated; use {new} (as --{new.replace('_', '-')})", FutureWarning, stacklevel=3)
+    return old_value
+
+
 def _record(run_: PathLike | RunResult | RunRecord, subset: Subset) -> RunRecord:
     rec = run_.record if isinstance(run_, RunResult) else run_ if isinstance(run_, RunRecord) else _load_run(run_)
     return restrict_run(rec, subset)
@@ -296,21 +313,30 @@ def compare(
     run_b: PathLike | RunResult,
     *,
     metrics: Iterable[str] | str | None = None,
-    system_a: str | None = None,
-    system_b: str | None = None,
+    baseline_system: str | None = None,
+    candidate_system: str | None = None,
     qids: Iterable[str] | str | None = None,
     categories: Iterable[str] | str | None = None,
     split: str = "all",
     reps: int = 10000,
     seed: int = 0,
+    system_a: str | None = None,
+    system_b: str | None = None,
 ) -> Comparison:
     """``harness compare``: paired differences B - A, clustered intervals, randomisation tests, on the subset of
     both runs. ``metrics``: any ids (``None``: the compare set), scored from the stored rankings when a run lacks
-    them."""
+    them. The keywords are the command line's options (``baseline_system`` is ``--baseline-system``);
+    ``system_a``/``system_b`` are deprecated aliases (a :class:`FutureWarning`).
+
+    Raises:
+        HarnessInputError: both a keyword and its deprecated alias, or what :func:`compare_runs` raises.
+    """
+    baseline_system = _renamed(baseline_system, system_a, "baseline_system", "system_a")
+    candidate_system = _renamed(candidate_system, system_b, "candidate_system", "system_b")
     subset = Subset.of(qids, categories)
     ids = chosen_metrics(metrics, option="--metric") or None
-    rep = compare_runs(_record(run_a, subset), _record(run_b, subset), metrics=ids, system_a=system_a,
-                       system_b=system_b, reps=reps, seed=seed, split=split)  # fmt: skip
+    rep = compare_runs(_record(run_a, subset), _record(run_b, subset), metrics=ids, system_a=baseline_system,
+                       system_b=candidate_system, reps=reps, seed=seed, split=split)  # fmt: skip
     return Comparison(rep)
 
 
@@ -321,14 +347,25 @@ def gate(
     metrics: Iterable[str] | str = "mrr",
     margin: float = 0.02,
     alpha: float = 0.05,
-    system_baseline: str | None = None,
-    system_candidate: str | None = None,
+    baseline_system: str | None = None,
+    candidate_system: str | None = None,
     guards: Sequence[str] = (),
     qids: Iterable[str] | str | None = None,
     categories: Iterable[str] | str | None = None,
     split: str = "all",
+    system_baseline: str | None = None,
+    system_candidate: str | None = None,
 ) -> Gate:
-    """``harness gate``: the three-way non-inferiority verdict (``Gate.decision``; ``Gate.verdict.exit_code``)."""
+    """``harness gate``: the three-way non-inferiority verdict (``Gate.decision``; ``Gate.verdict.exit_code``). The
+    keywords are the command line's options; ``system_baseline``/``system_candidate`` are deprecated aliases of
+    ``baseline_system``/``candidate_system`` (a :class:`FutureWarning`).
+
+    Raises:
+        HarnessInputError: both a keyword and its deprecated alias, or what :func:`harness.evaluation.gate.gate`
+            raises.
+    """
+    baseline_system = _renamed(baseline_system, system_baseline, "baseline_system", "system_baseline")
+    candidate_system = _renamed(candidate_system, system_candidate, "candidate_system", "system_candidate")
     subset = Subset.of(qids, categories)
     ids = list(chosen_metrics(metrics, option="--metric"))
     v = _gate(
@@ -337,8 +374,8 @@ def gate(
         metric=ids,
         margin=margin,
         alpha=alpha,
-        system_baseline=system_baseline,
-        system_candidate=system_candidate,
+        system_baseline=baseline_system,
+        system_candidate=candidate_system,
         guards=list(guards),
         split=split,
     )

@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO
 
 from harness import api
+from harness.errors import HarnessInputError
 
 
 def readme_example() -> str:
@@ -89,3 +90,20 @@ def test_to_pandas_without_pandas_says_how_to_install(tiny_corpus, tiny_goldset,
     with pytest.raises(ImportError, match=r"harness-rag-eval\[pandas\]"):
         res.to_pandas()
     assert res.to_dict()["per_question"]  # plain dicts need nothing
+
+
+def test_keywords_are_the_command_lines_names_and_the_old_ones_warn():
+    """Issue 42 item 9: ``baseline_system``/``candidate_system`` as ``--baseline-system``/``--candidate-system``;
+    ``system_a``/``system_b`` (compare) and ``system_baseline``/``system_candidate`` (gate) still work and warn."""
+    base = Path(__file__).resolve().parents[1] / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
+    g = api.gate(base, base, metrics="mrr", baseline_system="bm25", candidate_system="w0.75")
+    assert g.decision == "PASS" and g.verdict.system_candidate == "w0.75"
+    with pytest.warns(FutureWarning, match=r"system_candidate is deprecated; use candidate_system"):
+        old = api.gate(base, base, metrics="mrr", system_baseline="bm25", system_candidate="w0.75")
+    assert old.to_dict() == g.to_dict()
+    c = api.compare(base, base, metrics="mrr", baseline_system="bm25", candidate_system="w0.75", reps=200)
+    with pytest.warns(FutureWarning, match=r"system_a is deprecated; use baseline_system \(as --baseline-system\)"):
+        c_old = api.compare(base, base, metrics="mrr", system_a="bm25", system_b="w0.75", reps=200)
+    assert c_old.to_dict() == c.to_dict()
+    with pytest.raises(HarnessInputError, match="system_b: deprecated alias of candidate_system; give only"):
+        api.compare(base, base, candidate_system="w0.75", system_b="w0.75")

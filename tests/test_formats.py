@@ -33,6 +33,7 @@ VERBS = {
     ("known-item",): "--result-out",
     ("coverage",): "--result-out",
     ("goldset", "apply"): "--result-out",
+    ("goldset", "split"): "--result-out",
 }
 OLD_JSON = {("run",), ("evaluate",), ("validate",), ("compare",), ("power",), ("sweep",)}
 

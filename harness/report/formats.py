@@ -147,6 +147,7 @@ KINDS: dict[str, Kind] = {
     "coverage-suite": Kind(1, _coverage_data),
     "coverage-design": Kind(1, _coverage_data),
     "goldset-plan": Kind(1, lambda res: res.to_dict()),
+    "goldset-split": Kind(1, lambda res: res.to_dict()),
 }
 
 
@@ -219,6 +220,7 @@ _TABLES: dict[str, Callable[[Any, Console], None]] = {
     "coverage-suite": lambda res, console: _print(console, res),
     "coverage-design": lambda res, console: _print(console, res),
     "goldset-plan": lambda res, console: _print(console, res),
+    "goldset-split": lambda res, console: _split_table(res, console),
 }
 
 
@@ -226,6 +228,14 @@ def _validation_table(report, console: Console) -> None:
     from harness.report.validation import render
 
     render(report, console)
+
+
+def _split_table(res, console: Console) -> None:
+    from rich.text import Text
+
+    if res.out_dir is None:
+        _validation_table(res.report, console)
+    console.print(Text(res.summary()), soft_wrap=True)
 
 
 def _apply_table(res, console: Console) -> None:

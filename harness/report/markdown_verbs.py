@@ -413,6 +413,12 @@ def _plan(res, path) -> list[str]:
     return out + [table(["draw", "document", "probability"], rows)]
 
 
+def _split(res, _path) -> list[str]:
+    """``harness goldset split --format markdown``: the validation when nothing was written, then the summary."""
+    head = [] if res.out_dir is not None else [*_validation(res.report, None), ""]
+    return [*head, md(res.summary())]
+
+
 def _study(res, path) -> list[str]:
     return known_item_lines(res.known_item.summary, path) + [""] + coverage_lines(res.coverage.to_dict(), None)
 
@@ -434,6 +440,7 @@ _RENDERERS: dict[str, Callable[[Any, Path | None], list[str]]] = {
     "report": lambda data, _path: [_report(data)],
     "coverage-design": _design,
     "goldset-plan": _plan,
+    "goldset-split": _split,
 }
 
 
