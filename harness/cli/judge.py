@@ -95,8 +95,8 @@ def compare(
 GATE_FORMAT = typer.Option(
     "table",
     "--format",
-    help="Output format: table (terminal), json (one envelope), markdown (a pull-request comment) or junit (JUnit "
-    "XML for CI test reporters).",
+    help="Output format: table (terminal), json (one envelope), markdown (a pull-request comment), junit (JUnit "
+    "XML for CI test reporters), or csv/tsv (one row per check, for a dashboard).",
 )
 
 
