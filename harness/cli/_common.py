@@ -50,7 +50,7 @@ class HarnessTyper(typer.Typer):
         return decorator
 
 
-app = HarnessTyper(add_completion=False, no_args_is_help=True, help="Retrieval benchmark harness for RAG systems.")
+app = HarnessTyper(add_completion=True, no_args_is_help=True, help="Retrieval benchmark harness for RAG systems.")
 goldset_app = HarnessTyper(no_args_is_help=True, help="Gold-set maintenance.")
 app.add_typer(goldset_app, name="goldset")
 
