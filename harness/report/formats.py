@@ -48,6 +48,7 @@ from rich.console import Console
 from harness.errors import HarnessInputError
 from harness.evaluation.record import RUN_SCHEMA_VERSION
 from harness.io import atomic_write_text
+from harness.relpath import shown_path
 from harness.report.junit import junit_xml
 from harness.report.markdown_verbs import render as markdown_of
 from harness.report.studies import render_known_item, render_sensitivity, render_study
@@ -250,7 +251,7 @@ def _apply_table(res, console: Console) -> None:
     _validation_table(res.report, console)
     if res.written:
         changed = ", ".join(res.records_changed)
-        console.print(Text(f"wrote {res.out_dir} (version {res.version}; records changed: {changed})"))
+        console.print(Text(f"wrote {shown_path(res.out_dir)} (version {res.version}; records changed: {changed})"))
     else:
         console.print(Text("not written: the corrected set does not validate", style="red"))
 

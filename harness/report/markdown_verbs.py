@@ -13,6 +13,7 @@ from harness.evaluation.changes import change_line
 from harness.evaluation.gate import EXIT_CODES
 from harness.evaluation.known_item_gate import KnownItemCheck, known_item_provenance
 from harness.goldset.schema import CATEGORIES
+from harness.relpath import shown_path
 from harness.report.format import MISSING, Markup, diff_iv, fmt_iv, legend, md, mean_iv, num, pct, pts, spaced, wtl
 from harness.report.markdown import known_item_table, table
 from harness.report.regressions import regressions_markdown
@@ -138,7 +139,7 @@ def _comparison(rep, _path) -> list[str]:
     cl = rep.clustering
     split = "" if rep.split == "all" else f"; {md(rep.split)} split only"
     out = [
-        f"### Paired differences B - A ({md(rep.run_a)} vs {md(rep.run_b)})",
+        f"### Paired differences B - A ({md(shown_path(rep.run_a))} vs {md(shown_path(rep.run_b))})",
         "",
         f"{100 * rep.level:g} % {md(rep.method_label)} intervals ({md(rep.method)}); clustering "
         f"{md(cl.get('mode'))}, {md(cl.get('n_clusters'))} clusters{split}.",
@@ -224,7 +225,8 @@ def _gate(v, _path) -> list[str]:
     out += [
         "",
         md(
-            f"{v.system_candidate} ({v.candidate}) - {v.system_baseline} ({v.baseline}); split {v.split}; "
+            f"{v.system_candidate} ({shown_path(v.candidate)}) - {v.system_baseline} ({shown_path(v.baseline)}); "
+            f"split {v.split}; "
             f"{v.method_label} ({v.method}, the registry's default for paired differences), one-sided alpha "
             f"{v.alpha:g}; {v.combination}; "
             + (f"gold set {v.goldset.get('name')} v{v.goldset.get('version')}; " if v.goldset else "")
@@ -312,7 +314,10 @@ def _apply(res, _path) -> list[str]:
     if res.written:
         out += [
             "",
-            md(f"Wrote {res.out_dir} (version {res.version}; records changed: {', '.join(res.records_changed)})"),
+            md(
+                f"Wrote {shown_path(res.out_dir)} (version {res.version}; records changed: "
+                f"{', '.join(res.records_changed)})"
+            ),
         ]
     else:
         out += ["", "**Not written**: the corrected set does not validate."]
