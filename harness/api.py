@@ -42,6 +42,7 @@ from harness.evaluation.runs import load_run as _load_run
 from harness.evaluation.subset import Subset, restrict_run
 from harness.goldset.io import GoldSet
 from harness.goldset.io import load_goldset as _load_goldset
+from harness.io import stderr_notice
 from harness.stats.shown import ShownIntervals
 
 if TYPE_CHECKING:
@@ -243,6 +244,7 @@ def run(
     runs_dir: PathLike = "runs",
     run_id: str | None = None,
     overwrite: bool = False,
+    progress: bool = True,
     **options: Any,
 ) -> RunResult:
     """``harness run``: retrieve with ``systems`` for every question (or the subset) and write a run record.
@@ -255,12 +257,16 @@ def run(
             the record goes.
         options: further :class:`~harness.evaluation.pipeline.RunOptions` fields (``doc_depth``,
             ``bootstrap_reps``, ``seed``, ``clustering``, ``split``, ``chunker``...).
+        progress: show progress on stderr as the command line does (:mod:`harness.progress`: rich displays on a
+            terminal, plain ``started`` / ``done/total`` / ``done`` lines elsewhere, e.g. a notebook's log), and its
+            one-line notes; ``False`` for silence (the command line's ``--quiet``).
 
     Raises:
         HarnessInputError: as ``harness run`` (exit 2 there).
     """
     path = _run(_path(goldset), corpus, list(systems), workdir=_workdir(workdir), runs_dir=runs_dir, run_id=run_id,
-                options=_options(metrics, qids, categories, options), overwrite=overwrite)  # fmt: skip
+                options=_options(metrics, qids, categories, options), overwrite=overwrite, progress=progress,
+                log=stderr_notice if progress else None)  # fmt: skip
     return load_run(path)
 
 
@@ -277,14 +283,16 @@ def evaluate(
     run_id: str | None = None,
     level: str | None = None,
     overwrite: bool = False,
+    progress: bool = True,
     **options: Any,
 ) -> RunResult:
     """``harness evaluate``: score another system's rankings (TREC or JSONL, ``docs/rankings.md``) into a run record.
-    Arguments as :func:`run`; ``corpus``: check ids against it and enable the word-budget metrics; ``level``:
-    force ``document`` or ``chunk`` for a TREC file."""
+    Arguments as :func:`run` (``progress`` too); ``corpus``: check ids against it and enable the word-budget metrics;
+    ``level``: force ``document`` or ``chunk`` for a TREC file."""
     path = evaluate_rankings(_path(goldset), rankings, runs_dir=runs_dir, run_id=run_id,
                              options=_options(metrics, qids, categories, options), level=level, corpus_dir=corpus,
-                             workdir=_workdir(workdir), overwrite=overwrite)  # fmt: skip
+                             workdir=_workdir(workdir), overwrite=overwrite, progress=progress,
+                             log=stderr_notice if progress else None)  # fmt: skip
     return load_run(path)
 
 

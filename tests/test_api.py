@@ -107,3 +107,18 @@ def test_keywords_are_the_command_lines_names_and_the_old_ones_warn():
     assert c_old.to_dict() == c.to_dict()
     with pytest.raises(HarnessInputError, match="system_b: deprecated alias of candidate_system; give only"):
         api.compare(base, base, candidate_system="w0.75", system_b="w0.75")
+
+
+def test_run_shows_progress_like_the_command_line_unless_asked_not_to(tiny_corpus, tiny_goldset, tmp_path, capfd):
+    """Issue 42 item 9: ``api.run`` printed nothing during a 37 s run; it now writes the command line's progress to
+    stderr (plain lines off a terminal), and ``progress=False`` is silent."""
+    from harness.progress import PLAIN_LINE
+
+    kw = {"workdir": tmp_path / "wd", "runs_dir": tmp_path / "runs", "bootstrap_reps": 200}
+    api.run(tiny_goldset, tiny_corpus, ["bm25"], run_id="a", **kw)
+    lines = capfd.readouterr().err.splitlines()
+    assert "metrics and intervals: started" in lines
+    assert any(x.startswith("metrics and intervals: done in") for x in lines)
+    assert all(PLAIN_LINE.match(x) or x.startswith("harness: ") for x in lines), lines
+    api.run(tiny_goldset, tiny_corpus, ["bm25"], run_id="b", progress=False, **kw)
+    assert capfd.readouterr().err == ""
