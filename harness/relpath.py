@@ -8,10 +8,12 @@ import os
 from pathlib import Path
 
 
-def shown_path(path: str | os.PathLike | None, *, cwd: str | os.PathLike | None = None) -> str:
+def shown_path(path: str | os.PathLike | None, *, cwd: str | os.PathLike | None = None, pasteable: bool = False) -> str:
     """``path`` for a shared output: as given when relative; relative to ``cwd`` (default the working directory) when
     it lies inside it or beside it (sharing a top-level folder with it: ``../shared/corpus/x``); else its last
-    component (the dataset's or run's folder name). ``None`` and ``""`` give ``""``; ``"-"`` stays ``"-"``.
+    component (the dataset's or run's folder name), or with ``pasteable`` (a command to paste, such as the coverage
+    hint) the relative path all the same (``../../home/u/runs/x``). ``None`` and ``""`` give ``""``; ``"-"`` stays
+    ``"-"``.
 
     >>> shown_path("/work/p/runs/a", cwd="/work/p")
     'runs/a'
@@ -19,6 +21,8 @@ def shown_path(path: str | os.PathLike | None, *, cwd: str | os.PathLike | None 
     '../shared/c'
     >>> shown_path("/home/u/data/ds", cwd="/tmp/ci")
     'ds'
+    >>> shown_path("/home/u/data/ds", cwd="/tmp/ci", pasteable=True)
+    '../../home/u/data/ds'
     """
     if path is None or str(path) in ("", "-"):
         return "" if path is None else str(path)
@@ -31,6 +35,6 @@ def shown_path(path: str | os.PathLike | None, *, cwd: str | os.PathLike | None 
         common = os.path.commonpath([p, base])
     except ValueError:  # another drive (Windows)
         return Path(p).name or p
-    if common == os.path.dirname(common) and p != common:  # only the root in common: unrelated trees
+    if common == os.path.dirname(common) and p != common and not pasteable:  # only the root in common
         return Path(p).name or p
     return os.path.relpath(p, base)

@@ -160,3 +160,21 @@ def test_the_hint_works_as_written_and_with_out_the_files_go_there(tmp_path):
     assert json.loads(named.stdout)["data"]["outcomes"]["binary"]["default"] == data["outcomes"]["binary"]["default"]
     none = CliRunner().invoke(app, ["coverage", "--reps", "20"])
     assert none.exit_code == 2 and "error: --population: give a known-item output folder" in none.stderr
+
+
+def test_the_hint_gate_prints_pasted_verbatim_exits_0(tmp_path, monkeypatch):
+    """Issue 42 item 1, 'done when': the hint of a gate on a design the evidence has not measured (the test split),
+    relative to the working directory (issue 42 item 13), run as printed."""
+    import re
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    gate = ["gate", "--baseline", str(BASELINE), "--candidate", str(BASELINE), "--baseline-system", "bm25"]
+    g = CliRunner().invoke(app, [*gate, "--candidate-system", "w0.75", "--split", "test"])
+    hint = re.search(r"run `(harness coverage --run [^`]+)`", " ".join(g.stdout.split()))
+    assert hint is not None, g.stdout
+    words = shlex.split(hint.group(1))
+    assert not Path(words[-1]).is_absolute() and (tmp_path / words[-1]).resolve() == BASELINE.resolve()
+    r = CliRunner().invoke(app, words[1:])
+    assert r.exit_code == 0, r.output
+    assert "Coverage for this design: 27 clusters" in r.stdout

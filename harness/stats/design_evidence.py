@@ -131,7 +131,8 @@ def design_coverage(
     got = None if entry is None else entry.methods.get(method.removeprefix("paired_"), {}).get(outcome)
     out: dict = {"method": method, "outcome": outcome, "measured": got is not None, "min": None, "max": None}
     if got is None or entry is None:
-        out["text"] = f"not measured for this design: run `harness coverage --run {shown_path(design.run)}`"
+        run = shown_path(design.run, pasteable=True)  # relative to the working directory: pasted there, it works
+        out["text"] = f"not measured for this design: run `harness coverage --run {run}`"
         return out
     default = entry.defaults.get(outcome)
     dflt = entry.methods.get(default or "", {}).get(outcome)
