@@ -134,7 +134,7 @@ def _alias_table() -> set[tuple[str, str, str]]:
     rows = set()
     for m in re.finditer(r"^\| ([a-z, -]+) \| `([^`]+)` \| `([^`]+)` \|$", text, re.M):
         for verb in m.group(1).split(","):
-            rows.add((verb.strip(), m.group(2), m.group(3)))
+            rows.add((verb.split()[-1], m.group(2), m.group(3)))  # "goldset split": the command's own name
     return rows
 
 
