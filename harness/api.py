@@ -24,6 +24,7 @@ it ``to_pandas()`` raises :class:`ImportError` saying how to install it.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ from harness.evaluation.runs import load_run as _load_run
 from harness.evaluation.subset import Subset, restrict_run
 from harness.goldset.io import GoldSet
 from harness.goldset.io import load_goldset as _load_goldset
+from harness.io import stderr_notice
 
 if TYPE_CHECKING:
     import pandas
@@ -271,6 +273,7 @@ def run(
     runs_dir: PathLike = "runs",
     run_id: str | None = None,
     overwrite: bool = False,
+    progress: bool = True,
     **options: Any,
 ) -> RunResult:
     """``harness run``: retrieve with ``systems`` for every question (or the subset) and write a run record.
@@ -283,12 +286,16 @@ def run(
             the record goes.
         options: further :class:`~harness.evaluation.pipeline.RunOptions` fields (``doc_depth``,
             ``bootstrap_reps``, ``seed``, ``clustering``, ``split``, ``chunker``...).
+        progress: show progress on stderr as the command line does (:mod:`harness.progress`: rich displays on a
+            terminal, plain ``started`` / ``done/total`` / ``done`` lines elsewhere, e.g. a notebook's log), and its
+            one-line notes; ``False`` for silence (the command line's ``--quiet``).
 
     Raises:
         HarnessInputError: as ``harness run`` (exit 2 there).
     """
     path = _run(_path(goldset), corpus, list(systems), workdir=_workdir(workdir), runs_dir=runs_dir, run_id=run_id,
-                options=_options(metrics, qids, categories, options), overwrite=overwrite)  # fmt: skip
+                options=_options(metrics, qids, categories, options), overwrite=overwrite, progress=progress,
+                log=stderr_notice if progress else None)  # fmt: skip
     return load_run(path)
 
 
@@ -305,15 +312,32 @@ def evaluate(
     run_id: str | None = None,
     level: str | None = None,
     overwrite: bool = False,
+    progress: bool = True,
     **options: Any,
 ) -> RunResult:
     """``harness evaluate``: score another system's rankings (TREC or JSONL, ``docs/rankings.md``) into a run record.
-    Arguments as :func:`run`; ``corpus``: check ids against it and enable the word-budget metrics; ``level``:
-    force ``document`` or ``chunk`` for a TREC file."""
+    Arguments as :func:`run` (``progress`` too); ``corpus``: check ids against it and enable the word-budget metrics;
+    ``level``: force ``document`` or ``chunk`` for a TREC file."""
     path = evaluate_rankings(_path(goldset), rankings, runs_dir=runs_dir, run_id=run_id,
                              options=_options(metrics, qids, categories, options), level=level, corpus_dir=corpus,
-                             workdir=_workdir(workdir), overwrite=overwrite)  # fmt: skip
+                             workdir=_workdir(workdir), overwrite=overwrite, progress=progress,
+                             log=stderr_notice if progress else None)  # fmt: skip
     return load_run(path)
+
+
+def _renamed(value, old_value, new: str, old: str):
+    """``value``, or ``old_value`` given under the deprecated keyword ``old`` (a :class:`FutureWarning` naming
+    ``new``, the command line's name: shown by default, unlike a DeprecationWarning outside ``__main__``).
+
+    Raises:
+        HarnessInputError: both keywords given.
+    """
+    if old_value is None:
+        return value
+    if value is not None:
+        raise HarnessInputError(f"{old}: deprecated alias of {new}; give only {new}")
+    warnings.warn(f"{old} is deprecated; use {new} (as --{new.replace('_', '-')})", FutureWarning, stacklevel=3)
+    return old_value
 
 
 def _record(run_: PathLike | RunResult | RunRecord, subset: Subset) -> RunRecord:
@@ -326,21 +350,30 @@ def compare(
     run_b: PathLike | RunResult,
     *,
     metrics: Iterable[str] | str | None = None,
-    system_a: str | None = None,
-    system_b: str | None = None,
+    baseline_system: str | None = None,
+    candidate_system: str | None = None,
     qids: Iterable[str] | str | None = None,
     categories: Iterable[str] | str | None = None,
     split: str = "all",
     reps: int = 10000,
     seed: int = 0,
+    system_a: str | None = None,
+    system_b: str | None = None,
 ) -> Comparison:
     """``harness compare``: paired differences B - A, clustered intervals, randomisation tests, on the subset of
     both runs. ``metrics``: any ids (``None``: the compare set), scored from the stored rankings when a run lacks
-    them."""
+    them. The keywords are the command line's options (``baseline_system`` is ``--baseline-system``);
+    ``system_a``/``system_b`` are deprecated aliases (a :class:`FutureWarning`).
+
+    Raises:
+        HarnessInputError: both a keyword and its deprecated alias, or what :func:`compare_runs` raises.
+    """
+    baseline_system = _renamed(baseline_system, system_a, "baseline_system", "system_a")
+    candidate_system = _renamed(candidate_system, system_b, "candidate_system", "system_b")
     subset = Subset.of(qids, categories)
     ids = chosen_metrics(metrics, option="--metric") or None
-    rep = compare_runs(_record(run_a, subset), _record(run_b, subset), metrics=ids, system_a=system_a,
-                       system_b=system_b, reps=reps, seed=seed, split=split)  # fmt: skip
+    rep = compare_runs(_record(run_a, subset), _record(run_b, subset), metrics=ids, system_a=baseline_system,
+                       system_b=candidate_system, reps=reps, seed=seed, split=split)  # fmt: skip
     return Comparison(rep)
 
 
@@ -351,14 +384,25 @@ def gate(
     metrics: Iterable[str] | str = "mrr",
     margin: float = 0.02,
     alpha: float = 0.05,
-    system_baseline: str | None = None,
-    system_candidate: str | None = None,
+    baseline_system: str | None = None,
+    candidate_system: str | None = None,
     guards: Sequence[str] = (),
     qids: Iterable[str] | str | None = None,
     categories: Iterable[str] | str | None = None,
     split: str = "all",
+    system_baseline: str | None = None,
+    system_candidate: str | None = None,
 ) -> Gate:
-    """``harness gate``: the three-way non-inferiority verdict (``Gate.decision``; ``Gate.verdict.exit_code``)."""
+    """``harness gate``: the three-way non-inferiority verdict (``Gate.decision``; ``Gate.verdict.exit_code``). The
+    keywords are the command line's options; ``system_baseline``/``system_candidate`` are deprecated aliases of
+    ``baseline_system``/``candidate_system`` (a :class:`FutureWarning`).
+
+    Raises:
+        HarnessInputError: both a keyword and its deprecated alias, or what :func:`harness.evaluation.gate.gate`
+            raises.
+    """
+    baseline_system = _renamed(baseline_system, system_baseline, "baseline_system", "system_baseline")
+    candidate_system = _renamed(candidate_system, system_candidate, "candidate_system", "system_candidate")
     subset = Subset.of(qids, categories)
     ids = list(chosen_metrics(metrics, option="--metric"))
     v = _gate(
@@ -367,8 +411,8 @@ def gate(
         metric=ids,
         margin=margin,
         alpha=alpha,
-        system_baseline=system_baseline,
-        system_candidate=system_candidate,
+        system_baseline=baseline_system,
+        system_candidate=candidate_system,
         guards=list(guards),
         split=split,
     )

@@ -23,7 +23,9 @@ Technical Standard #39 and CVE-2021-42574, "Trojan Source").
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderHook, RenderResult
 from rich.segment import Segment
@@ -78,8 +80,38 @@ class EscapeControls(RenderHook):
         return [_Escaped(r) for r in renderables]
 
 
+class _PipeConsole(Console):
+    """A :class:`~rich.console.Console` whose reader may go away (``harness gate ... | head -2``): rich's own
+    handling exits 1, which would replace a verdict's exit code; here the console goes quiet instead (the rest of
+    its output is dropped), its descriptor is pointed at the null device so that no later flush fails (the recipe of
+    the Python docs, "Note on SIGPIPE"), and the command goes on to exit with its own code."""
+
+    def on_broken_pipe(self) -> None:
+        """Drop the rest of this console's output (see the class docstring); never raises."""
+        if self.quiet:
+            return
+        self.quiet = True
+        reader_gone(self.file)
+
+
+def reader_gone(stream=None) -> None:
+    """The reader of ``stream`` (default stdout) closed the pipe (``harness gate ... | head -2``): point its
+    descriptor at the null device, so that the rest of the output is dropped and no later flush fails (the recipe of
+    the Python docs, "Note on SIGPIPE"); the command then exits with its own code. Never raises."""
+    try:
+        fd = (stream or sys.stdout).fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def safe_console(**kwargs) -> Console:
-    """A rich :class:`~rich.console.Console` (``kwargs`` as for it) carrying :class:`EscapeControls`."""
-    console = Console(**kwargs)
+    """A rich :class:`~rich.console.Console` (``kwargs`` as for it) carrying :class:`EscapeControls`; a reader that
+    closes the pipe early silences it instead of exiting (:class:`_PipeConsole`)."""
+    console = _PipeConsole(**kwargs)
     console.push_render_hook(EscapeControls())
     return console

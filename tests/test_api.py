@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO
 
 from harness import api
+from harness.errors import HarnessInputError
 
 
 def readme_example() -> str:
@@ -112,3 +113,35 @@ def test_summary_refuses_an_unknown_method_or_slice_naming_the_choices(tiny_corp
         rows = [r for r in run.summary(method=m) if r["metric"] == "mrr"]
         assert rows and rows[0]["method"] is not None
     assert all(r["lower"] is not None for r in run.summary() if r["metric"] == "mrr")
+
+
+def test_keywords_are_the_command_lines_names_and_the_old_ones_warn():
+    """Issue 42 item 9: ``baseline_system``/``candidate_system`` as ``--baseline-system``/``--candidate-system``;
+    ``system_a``/``system_b`` (compare) and ``system_baseline``/``system_candidate`` (gate) still work and warn."""
+    base = Path(__file__).resolve().parents[1] / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
+    g = api.gate(base, base, metrics="mrr", baseline_system="bm25", candidate_system="w0.75")
+    assert g.decision == "PASS" and g.verdict.system_candidate == "w0.75"
+    with pytest.warns(FutureWarning, match=r"system_candidate is deprecated; use candidate_system"):
+        old = api.gate(base, base, metrics="mrr", system_baseline="bm25", system_candidate="w0.75")
+    assert old.to_dict() == g.to_dict()
+    c = api.compare(base, base, metrics="mrr", baseline_system="bm25", candidate_system="w0.75", reps=200)
+    with pytest.warns(FutureWarning, match=r"system_a is deprecated; use baseline_system \(as --baseline-system\)"):
+        c_old = api.compare(base, base, metrics="mrr", system_a="bm25", system_b="w0.75", reps=200)
+    assert c_old.to_dict() == c.to_dict()
+    with pytest.raises(HarnessInputError, match="system_b: deprecated alias of candidate_system; give only"):
+        api.compare(base, base, candidate_system="w0.75", system_b="w0.75")
+
+
+def test_run_shows_progress_like_the_command_line_unless_asked_not_to(tiny_corpus, tiny_goldset, tmp_path, capfd):
+    """Issue 42 item 9: ``api.run`` printed nothing during a 37 s run; it now writes the command line's progress to
+    stderr (plain lines off a terminal), and ``progress=False`` is silent."""
+    from harness.progress import PLAIN_LINE
+
+    kw = {"workdir": tmp_path / "wd", "runs_dir": tmp_path / "runs", "bootstrap_reps": 200}
+    api.run(tiny_goldset, tiny_corpus, ["bm25"], run_id="a", **kw)
+    lines = capfd.readouterr().err.splitlines()
+    assert "metrics and intervals: started" in lines
+    assert any(x.startswith("metrics and intervals: done in") for x in lines)
+    assert all(PLAIN_LINE.match(x) or x.startswith("harness: ") for x in lines), lines
+    api.run(tiny_goldset, tiny_corpus, ["bm25"], run_id="b", progress=False, **kw)
+    assert capfd.readouterr().err == ""

@@ -133,10 +133,12 @@ def test_power_refuses_bad_arguments_and_degenerate_pairs(tmp_path: Path):
     a, b = _values(shift=0.03)
     path = make_run(tmp_path, "p", {"bm25": a, "w0.75": b})
     for args, text in ((["--delta", "0"], "--delta"), (["--power", "1.5"], "--power")):
-        r = runner.invoke(app, ["power", "--run", str(path), *args])
+        r = runner.invoke(app, ["power", "--candidate", str(path), *args])
         assert r.exit_code == 2 and text in r.output
     r = runner.invoke(
-        app, ["power", "--run", str(path), "--baseline", str(path), "--system", "bm25", "--system-baseline", "bm25"]
+        app,
+        ["power", "--candidate", str(path), "--baseline", str(path), "--candidate-system", "bm25"]
+        + ["--baseline-system", "bm25"],
     )
     assert r.exit_code == 2 and "all equal" in r.output
     r = runner.invoke(
@@ -184,8 +186,8 @@ def test_power_truncates_a_negative_icc_and_plans_with_the_deff_it_prints(tmp_pa
     raw = clusters_needed(plan["icc"], plan["mean_cluster_size"], plan["cv_cluster_size"], plan["sd"], 0.01)
     assert raw["clusters"] < plan["clusters_needed"]  # what the old plan said
     assert any("truncated at 0" in w for w in plan["warnings"])
-    r = runner.invoke(app, ["power", "--run", str(path), "--baseline", str(path), "--system", "cand",
-                            "--system-baseline", "bm25", "--delta", "0.01"])  # fmt: skip
+    r = runner.invoke(app, ["power", "--candidate", str(path), "--baseline", str(path), "--candidate-system", "cand",
+                            "--baseline-system", "bm25", "--delta", "0.01"])  # fmt: skip
     assert r.exit_code == 0, r.output
     text = " ".join(r.stdout.split())
     assert "one-sided test" in text and "Eldridge, Ashby & Kerry 2006" in text
@@ -207,6 +209,8 @@ def test_power_states_the_sided_test_and_two_sided_needs_more(tmp_path: Path):
     r = runner.invoke(app, ["power", "--run", str(path), "--baseline", str(path), "--system", "w0.75",
                             "--system-baseline", "bm25", "--sided", "two", "--format", "json"])  # fmt: skip
     assert r.exit_code == 0 and json.loads(r.stdout)["data"]["clusters_needed"] == two["clusters_needed"]
+    for old, new in (("--run", "--candidate"), ("--system", "--candidate-system")):  # deprecated, still working
+        assert f"note: {old} is deprecated; use {new}" in r.stderr
     r = runner.invoke(app, ["power", "--run", str(path), "--sided", "three"])
     assert r.exit_code == 2 and "--sided" in r.output
 
@@ -241,3 +245,22 @@ def test_compare_on_a_split_uses_only_its_questions(tmp_path: Path):
     unsplit = make_run(tmp_path, "unsplit", {"bm25": a})
     r = runner.invoke(app, ["compare", str(unsplit), str(unsplit), "--split", "dev"])
     assert r.exit_code == 2 and "field split: no dev question" in r.output
+
+
+def test_power_names_the_candidate_like_gate_and_refuses_a_lone_baseline_system(tmp_path: Path):
+    """Issue 42 item 9: ``--candidate``/``--candidate-system`` beside ``--baseline``/``--baseline-system``; a
+    baseline system without ``--baseline`` was silently ignored (an unpaired plan)."""
+    a, b = _values(shift=0.03, noise=0.05)
+    path = make_run(tmp_path, "p", {"bm25": a, "w0.75": b})
+    args = ["power", "--candidate", str(path), "--candidate-system", "w0.75", "--format", "json"]
+    r = runner.invoke(app, [*args, "--baseline", str(path), "--baseline-system", "bm25"])
+    assert r.exit_code == 0 and "deprecated" not in r.stderr, r.output
+    paired = power_plan(path, baseline=path, system="w0.75", system_baseline="bm25")
+    assert json.loads(r.stdout)["data"]["clusters_needed"] == paired["clusters_needed"]
+    lone = runner.invoke(app, [*args, "--baseline-system", "bm25"])
+    assert lone.exit_code == 2 and lone.stdout == ""
+    assert lone.stderr.startswith("error: --baseline-system: names a system of --baseline; give --baseline RUN too")
+    none = runner.invoke(app, ["power", "--metric", "mrr"])
+    assert none.exit_code == 2 and "error: --candidate: give the run record to plan for" in none.stderr
+    both = runner.invoke(app, ["power", "--candidate", str(path), "--run", str(path)])
+    assert both.exit_code == 2 and "--run: deprecated spelling of --candidate; give only --candidate" in both.stderr

@@ -138,3 +138,43 @@ def test_cli_json_marks_the_default_and_the_evidence_entry_is_used(tmp_path):
     assert table.exit_code == 0 and "Estimand: mean over the gold set's documents" in " ".join(table.stdout.split())
     bad = CliRunner().invoke(app, ["coverage", "--run", str(tmp_path / "nope"), "--population", str(folder)])
     assert bad.exit_code == 2
+
+
+def test_the_hint_works_as_written_and_with_out_the_files_go_there(tmp_path):
+    """Issue 42 item 1: ``harness coverage --run RUN`` (the hint run, compare and gate print) exits 0 without
+    --population (the synthetic population, with a note), ``--population synthetic`` works with --run, and --out
+    receives coverage.json and coverage.csv."""
+    out = tmp_path / "cov"
+    r = CliRunner().invoke(app, ["coverage", "--run", str(BASELINE), "--reps", "20", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "note: no --population: the run's design is simulated on the synthetic population" in r.stderr
+    assert "Coverage for this design: 27 clusters" in r.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["coverage.csv", "coverage.json"]
+    data = json.loads((out / "coverage.json").read_text("utf-8"))
+    assert data["config"]["populations"] == ["synthetic:hit"] and set(data["outcomes"]) == {"binary"}
+    rows = (out / "coverage.csv").read_text("utf-8").splitlines()
+    assert rows[0].startswith("outcome,method,default,") and len(rows) == 1 + len(data["outcomes"]["binary"]["methods"])
+    args = ["coverage", "--run", str(BASELINE), "--population", "synthetic", "--reps", "20", "--format", "json"]
+    named = CliRunner().invoke(app, args)
+    assert named.exit_code == 0, named.output
+    assert json.loads(named.stdout)["data"]["outcomes"]["binary"]["default"] == data["outcomes"]["binary"]["default"]
+    none = CliRunner().invoke(app, ["coverage", "--reps", "20"])
+    assert none.exit_code == 2 and "error: --population: give a known-item output folder" in none.stderr
+
+
+def test_the_hint_gate_prints_pasted_verbatim_exits_0(tmp_path, monkeypatch):
+    """Issue 42 item 1, 'done when': the hint of a gate on a design the evidence has not measured (the test split),
+    relative to the working directory (issue 42 item 13), run as printed."""
+    import re
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    gate = ["gate", "--baseline", str(BASELINE), "--candidate", str(BASELINE), "--baseline-system", "bm25"]
+    g = CliRunner().invoke(app, [*gate, "--candidate-system", "w0.75", "--split", "test"])
+    hint = re.search(r"run `(harness coverage --run [^`]+)`", " ".join(g.stdout.split()))
+    assert hint is not None, g.stdout
+    words = shlex.split(hint.group(1))
+    assert not Path(words[-1]).is_absolute() and (tmp_path / words[-1]).resolve() == BASELINE.resolve()
+    r = CliRunner().invoke(app, words[1:])
+    assert r.exit_code == 0, r.output
+    assert "Coverage for this design: 27 clusters" in r.stdout

@@ -33,6 +33,7 @@ VERBS = {
     ("known-item",): "--result-out",
     ("coverage",): "--result-out",
     ("goldset", "apply"): "--result-out",
+    ("goldset", "split"): "--result-out",
 }
 OLD_JSON = {("run",), ("evaluate",), ("validate",), ("compare",), ("power",), ("sweep",)}
 
@@ -68,7 +69,8 @@ def test_registry_covers_every_kind_in_every_format():
         "tsv": "tsv",
     }  # fmt: skip
     assert formats_of(None) == GENERAL == ["table", "json", "markdown"]
-    assert formats_of("gate") == ["table", "json", "markdown", "junit"]
+    assert formats_of("gate") == ["table", "json", "markdown", "junit", "csv", "tsv"]
+    assert formats_of("comparison") == ["table", "json", "markdown", "csv", "tsv"]  # one row per pair and metric
     assert formats_of("run") == ["table", "json", "markdown", "csv", "tsv"]  # long tables: harness.report.tables
     assert formats_of(REPORT) == ["markdown", "html", "csv", "tsv"]
     assert set(KINDS) == set(formats._TABLES) == set(markdown_verbs._RENDERERS) - {REPORT}

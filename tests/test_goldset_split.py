@@ -144,10 +144,20 @@ def test_real_goldset_split_written_as_a_new_version_input_untouched(tmp_path: P
         {k: v for k, v in n.items() if k != "split"} for n in new
     ]
     assert (out / "corrections").is_dir()
-    js = invoke("goldset", "split", REAL, "--out", tmp_path / "js", "--seed", "7", "--json")
-    data = json.loads(js.output)
-    assert data["written"] and data["version"] == "1.2.0" and data["plan"]["cost"] == 0.0
+    js = invoke("goldset", "split", REAL, "--out", tmp_path / "js", "--seed", "7", "--format", "json")
+    assert js.exit_code == 0, js.output
+    env = json.loads(js.stdout)  # the envelope of every verb (issue 42 item 9; --json is its deprecated alias)
+    data = env["data"]
+    assert (
+        env["kind"] == "goldset-split"
+        and data["written"]
+        and data["version"] == "1.2.0"
+        and data["plan"]["cost"] == 0.0
+    )
     assert data["plan"]["questions"] == {"dev": 21, "test": 21} and data["plan"]["n_clusters"] == 27
+    old = invoke("goldset", "split", REAL, "--out", tmp_path / "js-old", "--seed", "7", "--json")
+    assert old.exit_code == 0 and json.loads(old.stdout)["data"]["plan"] == data["plan"]
+    assert "note: --json is deprecated; use --format json" in old.stderr
     # an existing folder is never replaced
     r2 = invoke("goldset", "split", REAL, "--out", out, "--seed", "8")
     assert r2.exit_code == 2 and "already exists" in r2.output

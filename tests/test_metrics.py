@@ -441,7 +441,7 @@ def test_metric_spec_parse_and_ids():
 
 
 @pytest.mark.parametrize(
-    "bad", ["prec@5", "precision", "recall", "mrr@10", "recall@0", "recall@-1", "Recall@5", "", "recall@"]
+    "bad", ["prec@5", "precision", "recall", "mrr@10", "recall@0", "recall@-1", "NDCG@5", "", "recall@"]
 )
 def test_metric_spec_errors(bad):
     with pytest.raises(MetricError) as exc:
@@ -553,7 +553,7 @@ def test_question_metrics_computes_exactly_the_ids_asked_for():
     with pytest.raises(ValueError, match="evidence_recall@30: k=30 exceeds chunk_depth=20"):
         question_metrics(REC, DOCS, CHUNKS, chunk_depth=20, metrics=["evidence_recall@30"])
     with pytest.raises(MetricError, match="unknown metric"):
-        question_metrics(REC, DOCS, CHUNKS, metrics=["map"])
+        question_metrics(REC, DOCS, CHUNKS, metrics=["mapp"])
 
 
 # ---------------------------------------------------------------------------------------------------------------

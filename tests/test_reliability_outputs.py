@@ -60,7 +60,7 @@ CASES = [
     ("compare {rec} {rec} --out {rec}/per_question.jsonl", "--out", "rec"),
     ("report {rec} --out {rec}/summary.json", "--out", "rec"),
     ("report {rec} --format markdown --out {rec}/trec/new.md", "--out", "rec"),
-    ("power --run {rec} --out {rec}/manifest.json", "--out", "rec"),
+    ("power --candidate {rec} --out {rec}/manifest.json", "--out", "rec"),
     ("sweep --run {rec} --inputs bm25,bm25 --out {gs}/tiny.jsonl", "--out", "gs"),  # the gold set the run names
     ("run --corpus {corpus} --goldset {gs} --runs-dir {tmp}/r1 --out {gs}/tiny.meta.json", "--out", "gs"),
     ("run --corpus {corpus} --goldset {gs} --runs-dir {corpus} --run-id x", "--run-id", "corpus"),

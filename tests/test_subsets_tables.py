@@ -125,8 +125,10 @@ def test_report_recomputes_summaries_on_the_subset(runs, tmp_path):
 
 
 def test_csv_is_refused_for_verbs_without_a_table(runs):
-    res = _run(["compare", str(runs["a"]), str(runs["b"]), "--format", "csv"])
-    assert res.exit_code == 2 and "applies to run, report only" in res.output
+    """The verbs named are read from the registry (issue 42 item 10: the message left out evaluate)."""
+    res = _run(["power", "--candidate", str(runs["a"]), "--format", "csv"])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == "error: --format csv: applies to run, evaluate, compare, gate, report only"
 
 
 def test_timings_carry_their_units_and_peak_memory_is_recorded(tiny_corpus, tiny_goldset, tmp_path):

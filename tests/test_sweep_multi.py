@@ -175,3 +175,23 @@ def test_dev_curve_band_and_plot(tmp_path):
     assert text.lstrip().startswith("<?xml") and "<svg" in text and f"wrote {svg}" in res.stderr
     bad = cli.invoke(app, ["sweep", "--run", str(run), "--plot", str(tmp_path)])
     assert bad.exit_code == 2 and "--plot" in bad.output
+
+
+def test_a_thinned_dev_curve_says_how_many_rows_it_shows(tmp_path):
+    """Issue 42 item 17: the "21 settings" curve showed 11 rows without saying so; the JSON keeps all 21."""
+    run = write_run(tmp_path, questions())
+    args = ["sweep", "--run", str(run), "--fusion", "wsum", "--metric", "mrr"]
+    r = cli.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.stdout.split())
+    head = "dev curve of wsum (21 settings, "
+    assert head in text
+    shown = int(text.split(head)[1].split(" shown")[0])
+    assert 0 < shown < 21
+    assert f"21 settings, {shown} shown (every 2nd, the chosen and the last; all 21 in --format json" in text
+    curve = r.stdout.split("dev curve of wsum")[1].split("inputs alone on dev")[0]
+    assert sum(1 for line in curve.splitlines() if line.startswith("│")) == shown
+    md = cli.invoke(app, [*args, "--format", "markdown"])
+    assert f"<summary>dev curve of wsum (21 settings, {shown} shown (every 2nd" in md.stdout
+    js = json.loads(cli.invoke(app, [*args, "--format", "json"]).stdout)
+    assert len(js["data"]["methods"][0]["settings"]) == 21

@@ -20,7 +20,7 @@ import typer
 
 from harness import progress
 from harness.errors import HarnessError, HarnessInputError
-from harness.terminal_safe import escape_controls, safe_console
+from harness.terminal_safe import escape_controls, reader_gone, safe_console
 
 #: The distribution name on PyPI (``pip install harness-rag-eval``); the import package stays ``harness``. Chosen as
 #: unregistered on 2026-12-01 against an offline copy of PyPI's name list (the name ``harness`` belongs to an
@@ -50,7 +50,7 @@ class HarnessTyper(typer.Typer):
         return decorator
 
 
-app = HarnessTyper(add_completion=False, no_args_is_help=True, help="Retrieval benchmark harness for RAG systems.")
+app = HarnessTyper(add_completion=True, no_args_is_help=True, help="Retrieval benchmark harness for RAG systems.")
 goldset_app = HarnessTyper(no_args_is_help=True, help="Gold-set maintenance.")
 app.add_typer(goldset_app, name="goldset")
 
@@ -342,4 +342,9 @@ def emit(kind: str, value, fmt: str, out: str, *, path=None, field: str = "--out
     from harness.report.formats import Result
     from harness.report.formats import emit as do_emit
 
-    do_emit(Result(kind, value, path), fmt, out, console=console, field=field, err=err_console)
+    try:
+        do_emit(Result(kind, value, path), fmt, out, console=console, field=field, err=err_console)
+        if out == "-":
+            sys.stdout.flush()
+    except BrokenPipeError:  # a format written to stdout directly; rich's consoles handle it themselves
+        reader_gone()

@@ -365,7 +365,9 @@ def goldset_split(
     contract: Path = typer.Option(
         None, "--contract", help="Contract file or folder (default: the input's, as validate finds it)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the assignment summary as JSON instead of text."),
+    fmt: str = FORMAT,
+    result_out: str = RESULT_OUT,
+    as_json: bool = JSON_ALIAS,
 ) -> None:
     """Assign dev/test splits, whole clusters (questions sharing a gold document) on one side, categories balanced.
 
@@ -374,26 +376,13 @@ def goldset_split(
     (records edited after their release among them).
     """
     from harness.curation.splitset import write_split
-    from harness.report.validation import render
 
-    check_paths([("--out", out)], [("DATASET", dataset), ("--contract", contract)])
+    fmt = output_format(fmt, as_json, out=result_out, field="--result-out", kind="goldset-split")
+    check_paths([("--out", out), ("--result-out", result_out)], [("DATASET", dataset), ("--contract", contract)])
     res = write_split(dataset, out, seed=seed, dev_fraction=dev_fraction, contract=contract)
+    emit("goldset-split", res, fmt, result_out, field="--result-out")
     if res.out_dir is None:
-        render(res.report, console)
-        _say("not written: the split set does not meet its contract")
         raise typer.Exit(1)
-    if as_json:
-        import json
-
-        console.out(json.dumps(res.to_dict(), ensure_ascii=False, indent=2), highlight=False)
-        raise typer.Exit(0)
     plan = res.plan
-    cats = "; ".join(f"{c} {v['dev']}/{v['test']}" for c, v in plan.per_category.items())
-    _say(
-        f"wrote {res.out_dir} (version {res.version}): dev {sum(v['dev'] for v in plan.per_category.values())}, "
-        f"test {sum(v['test'] for v in plan.per_category.values())} questions; clusters dev {plan.clusters['dev']}, "
-        f"test {plan.clusters['test']} (of {plan.n_clusters}, each on one side); per category dev/test: {cats}; "
-        f"imbalance {plan.cost:g}; seed {plan.seed}"
-    )
     if plan.replaced:
         notice(f"note: {plan.replaced} question(s) had another split before; the new folder carries the new one")

@@ -24,9 +24,16 @@ CATEGORY = typer.Option(None, "--category", help="Judge only these categories, o
 
 
 def _metrics(values: list[str] | None, default: str) -> list[str]:
-    """``--metric`` values, repeatable and comma-separated (``--metric mrr,recall@10 --metric all_hop@10``)."""
+    """``--metric`` values, repeatable and comma-separated (``--metric mrr,recall@10 --metric all_hop@10``), as
+    canonical ids (:meth:`harness.metrics.MetricSpec.parse`: ``ndcg_cut_10`` -> ``nDCG@10``, ``MRR`` -> ``mrr``).
+
+    Raises:
+        MetricError: an unknown, ambiguous or malformed id (exit 2).
+    """
+    from harness.metrics import MetricSpec
+
     out = [m.strip() for v in (values or [default]) for m in v.split(",") if m.strip()]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(MetricSpec.parse(m).id for m in out))  # trec_eval spellings, case: one note each
 
 
 @app.command()
@@ -88,8 +95,8 @@ def compare(
 GATE_FORMAT = typer.Option(
     "table",
     "--format",
-    help="Output format: table (terminal), json (one envelope), markdown (a pull-request comment) or junit (JUnit "
-    "XML for CI test reporters).",
+    help="Output format: table (terminal), json (one envelope), markdown (a pull-request comment), junit (JUnit "
+    "XML for CI test reporters), or csv/tsv (one row per check, for a dashboard).",
 )
 
 
@@ -255,10 +262,12 @@ def gate(
 
 @app.command()
 def power(
-    run: Path = typer.Option(..., "--run", help="Run record."),
+    run: Path = typer.Option(None, "--candidate", help="Candidate run record planned for (required)."),
+    run_old: Path = typer.Option(None, "--run", hidden=True, help="Deprecated: --candidate."),
     metric: str = typer.Option("mrr", help="Metric id planned for (any of harness.metrics: mrr, recall@10, ...)."),
     delta: float = typer.Option(0.02, help="Difference to detect (> 0).", callback=number(0, open_lower=True)),
-    system: str = typer.Option(None, help="System of RUN planned for (when it holds several)."),
+    system: str = typer.Option(None, "--candidate-system", help="Candidate system (when CANDIDATE holds several)."),
+    system_old: str = typer.Option(None, "--system", hidden=True, help="Deprecated: --candidate-system."),
     alpha: float = typer.Option(
         0.05,
         help="Significance level of the planned test (one-sided unless --sided two), in (0, 0.5).",
@@ -267,7 +276,9 @@ def power(
     target_power: float = typer.Option(
         0.8, "--power", help="Power wanted, in (0, 1).", callback=number(0, 1, open_lower=True, open_upper=True)
     ),
-    baseline: Path = typer.Option(None, "--baseline", help="Plan for the paired difference RUN - BASELINE."),
+    baseline: Path = typer.Option(
+        None, "--baseline", help="Baseline run record: plan for the paired difference CANDIDATE - BASELINE."
+    ),
     system_baseline: str = typer.Option(
         None, "--baseline-system", help="Baseline system (when BASELINE holds several)."
     ),
@@ -285,8 +296,18 @@ def power(
     from harness.evaluation.power import power_plan
 
     fmt = output_format(fmt, as_json, out=out, kind="power")
-    check_paths([("--out", out)], [("--run", run), ("--baseline", baseline)])
+    metric = _metrics([metric], "mrr")[0]
+    run = renamed(run, run_old, new="--candidate", old="--run")
+    system = renamed(system, system_old, new="--candidate-system", old="--system")
     system_baseline = renamed(system_baseline, system_baseline_old, new="--baseline-system", old="--system-baseline")
+    if run is None:
+        raise HarnessInputError("--candidate: give the run record to plan for (--candidate RUN)")
+    if system_baseline is not None and baseline is None:
+        raise HarnessInputError(
+            "--baseline-system: names a system of --baseline; give --baseline RUN too (without it the plan is "
+            "unpaired and the baseline system is not used)"
+        )
+    check_paths([("--out", out)], [("--candidate", run), ("--baseline", baseline)])
     if sided not in ("one", "two"):
         raise HarnessError(f"--sided: {sided!r} is not one of one, two")
     plan = power_plan(
@@ -341,6 +362,7 @@ def sweep(
     from harness.evaluation.sweep_multi import multi_sweep
 
     fmt = output_format(fmt, as_json, out=out, kind="sweep" if level is not None else "sweep-multi")
+    metric = _metrics([metric], "mrr")[0]
     check_paths([("--out", out), ("--plot", plot)], [("--run", run), ("--goldset", goldset)])
     methods = [x.strip() for x in fusion.split(",") if x.strip()]
     for flag, value, method in (("--w", w, "wsum"), ("--k", k, "rrf")):

@@ -189,10 +189,10 @@ def _known_item_unused(ctx: typer.Context, chunk_words: str, systems: str, sampl
 @app.command("coverage")
 def coverage_cmd(
     population: list[str] = typer.Option(
-        ...,
+        [],
         "--population",
         help="A known-item output folder, a CSV of doc_id,hit[,doc_type] or doc_id,y[,doc_type], or 'synthetic'; "
-        "repeat for several.",
+        "repeat for several (with --run, default: synthetic).",
     ),
     system: str = typer.Option(
         None, help="Known-item folders: systems (comma-separated) or 'all' (default: the first)."
@@ -252,13 +252,15 @@ def coverage_cmd(
     from harness.studies.options import CoverageOptions
 
     fmt = output_format(fmt, out=result_out, field="--result-out")
-    check_paths(
-        _coverage_outputs(population, out, result_out, evidence_file), [*_coverage_inputs(population), ("--run", run)]
-    )
     if run is not None:
+        population = _design_populations(population)
+        check_paths(_design_outputs(out, result_out, evidence_file), [("--run", run), *_coverage_inputs(population)])
         args = (run, population, reps, b, seed, sampling, write_evidence, evidence_file, description)
-        _design_coverage(*args, fmt, result_out)
+        _design_coverage(*args, fmt, result_out, out)
         return
+    if not population:
+        raise HarnessInputError("--population: give a known-item output folder, a CSV file or 'synthetic' (or --run)")
+    check_paths(_coverage_outputs(population, out, result_out, evidence_file), _coverage_inputs(population))
     k = renamed(k, k_old, new="--docs-per-sample", old="--K") or "5,10,20,40,80"
     b = renamed(b, b_old, new="--bootstrap-reps", old="--B")
     b = 999 if b is None else b
@@ -301,20 +303,63 @@ def _figures():
     return coverage_figures
 
 
-def _design_coverage(run, population, reps, b, seed, sampling, write_evidence, evidence_file, description, fmt, out):
-    """``harness coverage --run RUN``: :func:`harness.studies.coverage.goldset_run.run_design_coverage`."""
+def _design_populations(population: list[str]) -> list[str]:
+    """``--population`` of ``harness coverage --run``: as given, or the synthetic population (with a note) when none
+    is: the hint every run, compare and gate prints (``harness coverage --run RUN``) then works as written."""
+    from harness.studies.coverage.suite import SYNTHETIC
+
+    if population:
+        return population
+    notice(
+        "note: no --population: the run's design is simulated on the synthetic population (1,300 documents built "
+        "like a regulatory corpus, hit@1 only: no paired or graded outcomes); for your corpus, run `harness "
+        "known-item --corpus CORPUS --out KI` and add `--population KI`"
+    )
+    return [SYNTHETIC]
+
+
+def _design_outputs(out: Path | None, result_out: str, evidence: Path | None) -> list:
+    """The paths ``harness coverage --run`` writes: ``coverage.json``/``coverage.csv`` in ``--out``, ``--result-out``
+    and ``--evidence-file``."""
+    written = [] if out is None else [("--out", out / n) for n in DESIGN_FILES]
+    return [*written, ("--result-out", result_out), ("--evidence-file", evidence)]
+
+
+#: The files ``harness coverage --run RUN --out DIR`` writes into DIR.
+DESIGN_FILES = ("coverage.json", "coverage.csv")
+
+
+def _write_design(res, out: Path) -> list[str]:
+    """Write ``coverage.json`` (the JSON form) and ``coverage.csv`` (one row per outcome class and method, through
+    the shared CSV writer :func:`harness.report.tables.delimited`) into ``out`` (created), atomically."""
+    from harness.io import atomic_write_json, atomic_write_text
+    from harness.report.tables import delimited
+
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / DESIGN_FILES[0], res.to_dict())
+    atomic_write_text(out / DESIGN_FILES[1], delimited(res.table_rows(), ",", columns=res.COLUMNS))
+    return [str(out / n) for n in DESIGN_FILES]
+
+
+def _design_coverage(
+    run, population, reps, b, seed, sampling, write_evidence, evidence_file, description, fmt, result_out, out
+):
+    """``harness coverage --run RUN``: :func:`harness.studies.coverage.goldset_run.run_design_coverage`; the files go
+    to ``out`` when given."""
     from harness.studies.coverage.goldset_run import design_entry, run_design_coverage, write_design_evidence
 
     b = 199 if b is None else b
     from harness.evaluation.runs import load_run
 
     res = run_design_coverage(load_run(run), population, reps=reps, b=b, seed=seed, progress=True, sampling=sampling)
+    if out is not None:
+        res.files += _write_design(res, out)
     if write_evidence:
         command = f"harness coverage --run {run} " + " ".join(f"--population {p}" for p in population)
         command += "" if sampling is None else f" --sampling {sampling}"
         entry = design_entry(res, description=description, generated_by=f"{command} --reps {reps}")
         res.files.append(str(write_design_evidence(entry, *([] if evidence_file is None else [evidence_file]))))
-    emit("coverage-design", res, fmt, out, path=None, field="--result-out")
+    emit("coverage-design", res, fmt, result_out, path=out, field="--result-out")
 
 
 def _coverage_inputs(population: list[str]) -> list[tuple[str, Path]]:

@@ -121,9 +121,13 @@ def lookup_chunk(
         raise HarnessInputError(f"{exc.filename or root}: --corpus: cannot read ({exc.strerror})") from None
     meta = next((d for d in source.docs if d.doc_id == doc_id), None)
     if meta is None:
+        from harness.suggest import nearest_id
+
+        near = nearest_id(doc_id, [d.doc_id for d in source.docs])
+        hint = "" if near is None else f"; did you mean {visible(f'{near}#{index}')!r}?"
         raise HarnessInputError(
             f"CHUNK_ID {visible(chunk_id)!r}: document {visible(doc_id)!r} is not in the corpus {root} "
-            f"({len(source.docs)} documents)"
+            f"({len(source.docs)} documents){hint}"
         )
     full = root / meta.path
     try:

@@ -55,8 +55,23 @@ class SplitWritten:
         """0 written, 1 the new set fails its contract (nothing written)."""
         return self.report.exit_code
 
+    def summary(self) -> str:
+        """The one line ``harness goldset split`` prints: what was written, questions and clusters per side,
+        dev/test per category, the imbalance and the seed (or that nothing was written)."""
+        if self.out_dir is None:
+            return "not written: the split set does not meet its contract"
+        plan = self.plan
+        cats = "; ".join(f"{c} {v['dev']}/{v['test']}" for c, v in plan.per_category.items())
+        return (
+            f"wrote {self.out_dir} (version {self.version}): dev "
+            f"{sum(v['dev'] for v in plan.per_category.values())}, test "
+            f"{sum(v['test'] for v in plan.per_category.values())} questions; clusters dev {plan.clusters['dev']}, "
+            f"test {plan.clusters['test']} (of {plan.n_clusters}, each on one side); per category dev/test: {cats}; "
+            f"imbalance {plan.cost:g}; seed {plan.seed}"
+        )
+
     def to_dict(self) -> dict:
-        """A JSON-ready dict."""
+        """A JSON-ready dict (the ``data`` of ``harness goldset split --format json``)."""
         return {
             "kind": "goldset-split",
             "out_dir": str(self.out_dir) if self.out_dir else None,

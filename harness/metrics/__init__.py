@@ -62,6 +62,7 @@ Means (:func:`aggregate`) run over the WHOLE gold set: a missing question or ran
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -166,11 +167,51 @@ for _f in (
     register(_f)
 # fmt: on
 
-_TOOL_NAMES = {"map": "AP", "map_cut": "AP@k", "recip_rank": "RR", "ndcg_cut": "nDCG@k", "success": "Success@k",
-               "p": "P@k", "recall": "R@k"}  # fmt: skip
-"""trec_eval / ranx names an unknown id is hinted with (``map`` -> ``AP``)."""
+_TOOL_NAMES = {"map": "AP", "map_cut": "AP", "recip_rank": "RR", "ndcg": "nDCG", "ndcg_cut": "nDCG",
+               "success": "Success", "P": "P", "recall": "R"}  # fmt: skip
+"""trec_eval's measure names (``-m``; with a cut-off ``name_k``: ``ndcg_cut_10``, ``P_5``) -> the ir_measures family
+they are here (trec_eval semantics over the record's qrels, :mod:`harness.metrics.standard`): ``ndcg_cut_10`` ->
+``nDCG@10``, ``P_5`` -> ``P@5``, ``recall_10`` -> ``R@10``, ``map_cut_100`` -> ``AP@100``, ``map`` -> ``AP``,
+``recip_rank`` -> ``RR``, ``success_10`` -> ``Success@10``; never the harness's own ``ndcg@k``/``recall@k``, which
+differ from trec_eval's on alternatives and graded gold. Case-sensitive, as trec_eval is."""
 
+_OWN = {"nDCG": "ndcg", "R": "recall", "P": "precision", "RR": "mrr"}
+"""The harness's own family beside an ir_measures one (they differ on alternatives and graded gold)."""
+_TREC_RE = re.compile(r"(map_cut|ndcg_cut|P|recall|success)_([0-9]+)|(map|recip_rank|ndcg)")
 _METRIC_RE = re.compile(r"([A-Za-z_][A-Za-z_.]*)(?:@([0-9]+)([a-z]*))?")
+_NOTED: set[str] = set()
+
+
+def _note(text: str) -> None:
+    """One ``note:`` line on stderr, once per process for the same text (a spelling read as another id)."""
+    if text in _NOTED:
+        return
+    _NOTED.add(text)
+    from harness.terminal_safe import escape_controls
+
+    sys.stderr.write(f"note: {escape_controls(text)}\n")
+
+
+def _trec_id(text: str) -> str | None:
+    """The ir_measures id of a trec_eval spelling (:data:`_TOOL_NAMES`), or None."""
+    m = _TREC_RE.fullmatch(text)
+    if m is None:
+        return None
+    if m.group(3):
+        return _TOOL_NAMES[m.group(3)]
+    return f"{_TOOL_NAMES[m.group(1)]}@{m.group(2)}"
+
+
+def _families_named(name: str) -> list[str]:
+    """Registered family names equal to ``name`` ignoring case (``MRR`` -> ``[mrr]``; ``NDCG`` -> ``[ndcg, nDCG]``)."""
+    return list(dict.fromkeys(f.name for f in METRICS.values() if f.name.lower() == name.lower()))
+
+
+def _suggestion(name: str) -> str:
+    """``; did you mean 'mrr'?`` for an unknown family name, or ''."""
+    from harness.suggest import did_you_mean
+
+    return did_you_mean(name, [f.name for f in METRICS.values()])
 
 
 @dataclass(frozen=True)
@@ -191,8 +232,8 @@ class MetricSpec:
         info = METRICS.get(f"{self.name}@{self.unit}" if self.unit else self.name)
         if info is None:
             shown = f"{self.name}@{self.k}{self.unit}" if self.unit else self.name
-            hint = _TOOL_NAMES.get(self.name.lower())
-            hint = f" (trec_eval's {self.name} is {hint} here)" if hint else ""
+            tool = _TOOL_NAMES.get(self.name) or _TOOL_NAMES.get(self.name.lower())
+            hint = f" (trec_eval's {self.name} is {tool} here)" if tool else _suggestion(self.name)
             raise MetricError(f"unknown metric {shown!r}{hint}; known: {_known()}")
         if info.optional_k and self.k is None:
             return
@@ -205,15 +246,37 @@ class MetricSpec:
     def parse(cls, text: str | MetricSpec) -> MetricSpec:
         """Parse ``"recall@10"``, ``"mrr"``... (a ``MetricSpec`` passes through).
 
+        A trec_eval spelling is read as its ir_measures id (:data:`_TOOL_NAMES`: ``ndcg_cut_10`` -> ``nDCG@10``) and
+        a family name in another case as the one family it names (``MRR`` -> ``mrr``), each with one ``note:`` line
+        on stderr; a case that fits two families (``NDCG@10``: ``ndcg@10`` or ``nDCG@10``) is refused naming both.
+
         Raises:
-            MetricError: unknown family, missing or spurious ``@k``, malformed text.
+            MetricError: unknown family (with the nearest known name), an ambiguous case, missing or spurious ``@k``,
+                malformed text.
         """
         if isinstance(text, MetricSpec):
             return text
-        m = _METRIC_RE.fullmatch(text.strip()) if isinstance(text, str) else None
+        raw = text.strip() if isinstance(text, str) else None
+        trec = None if raw is None else _trec_id(raw)
+        if trec is not None:
+            own = _OWN.get(trec.split("@")[0])
+            own = "" if own is None else f", not the harness's own {own}{trec[len(trec.split('@')[0]) :]}"
+            _note(f"{raw} (trec_eval) is read as {trec} (ir_measures id, trec_eval semantics{own})")
+            raw = trec
+        m = None if raw is None else _METRIC_RE.fullmatch(raw)
         if m is None:
             raise MetricError(f"malformed metric id {text!r}; expected e.g. 'recall@10' or 'mrr'; known: {_known()}")
-        return cls(m.group(1), None if m.group(2) is None else int(m.group(2)), m.group(3) or "")
+        name, k, unit = m.group(1), None if m.group(2) is None else int(m.group(2)), m.group(3) or ""
+        if not unit and name not in METRICS:
+            same = _families_named(name)
+            if len(same) > 1:
+                tail = "" if k is None else f"@{k}"
+                opts = " or ".join(repr(f + tail) for f in same)
+                raise MetricError(f"metric {raw!r} is ambiguous: {opts} (ids are case-sensitive); give one")
+            if len(same) == 1:
+                _note(f"{raw} is read as {same[0]}{'' if k is None else f'@{k}'} (metric ids are case-sensitive)")
+                name = same[0]
+        return cls(name, k, unit)
 
     @property
     def id(self) -> str:

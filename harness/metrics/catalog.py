@@ -65,6 +65,12 @@ def render() -> str:
         "relevant document. So `R@k` (useful documents and alternatives count) need not equal `recall@k` (required "
         "documents, each once), and `nDCG@k` need not equal `ndcg@k` on questions with alternatives.",
         "",
+        "**Other spellings.** trec_eval's measure names are read as the ir_measures ids, never as the harness's own, "
+        "with a `note:` line: `ndcg_cut_10` is `nDCG@10`, `P_5` `P@5`, `recall_10` `R@10`, `map_cut_100` `AP@100`, "
+        "`map` `AP`, `recip_rank` `RR`, `success_10` `Success@10`. Ids are case-sensitive; another case is read "
+        "(with a note) only where it names one family (`MRR` is `mrr`); `NDCG@10` is refused, naming `ndcg@10` and "
+        "`nDCG@10`. An unknown id gets the nearest known one (`mrrr`: did you mean `mrr`?).",
+        "",
         "Summarised by default (`harness run` without `--metrics`): "
         + ", ".join(f"`{m}`" for m in summary_metric_ids())
         + ". Any other id: `harness run/evaluate --metrics ID,...`, or `--metric ID` on `compare`, `gate`, `power` "

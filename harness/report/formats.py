@@ -48,7 +48,8 @@ from rich.console import Console
 
 from harness.errors import HarnessInputError
 from harness.io import atomic_write_text
-from harness.terminal_safe import json_controls, safe_console
+from harness.relpath import shown_path
+from harness.terminal_safe import json_controls, reader_gone, safe_console
 
 
 def _lazy(module: str, name: str) -> Callable[..., Any]:
@@ -96,10 +97,12 @@ class Result:
 
 @dataclass(frozen=True)
 class Kind:
-    """A kind of result: the version of its JSON ``data`` shape and how to get it from the value."""
+    """A kind of result: the version of its JSON ``data`` shape, how to get it from the value, and the verbs that
+    print it (for messages: ``--format csv: applies to run, evaluate, ...``)."""
 
     schema_version: int
     data: Callable[[Any], Any]
+    verbs: tuple[str, ...] = ()
 
 
 def _run_evidence(rec) -> dict:
@@ -132,13 +135,14 @@ KINDS: dict[str, Kind] = {
             **_run_evidence(rec),
             **{k: v for k, v in (rec.manifest.model_extra or {}).items() if k in ("subset", "metrics")},
         },
+        verbs=("run", "evaluate"),
     ),
-    "comparison": Kind(1, lambda rep: rep.to_dict()),
-    "gate": Kind(2, lambda v: v.to_dict()),
-    "power": Kind(1, dict),
-    "sweep": Kind(2, lambda res: res.to_dict()),
-    "sweep-multi": Kind(1, lambda res: res.to_dict()),
-    "validation": Kind(1, lambda rep: rep.to_dict()),
+    "comparison": Kind(1, lambda rep: rep.to_dict(), verbs=("compare",)),
+    "gate": Kind(2, lambda v: v.to_dict(), verbs=("gate",)),
+    "power": Kind(1, dict, verbs=("power",)),
+    "sweep": Kind(2, lambda res: res.to_dict(), verbs=("sweep",)),
+    "sweep-multi": Kind(1, lambda res: res.to_dict(), verbs=("sweep",)),
+    "validation": Kind(1, lambda rep: rep.to_dict(), verbs=("validate",)),
     "goldset-apply": Kind(
         1,
         lambda res: {
@@ -149,16 +153,20 @@ KINDS: dict[str, Kind] = {
             "exit_code": res.exit_code,
             "validation": res.report.to_dict(),
         },
+        verbs=("goldset apply",),
     ),
-    "known-item": Kind(1, lambda res: res.summary),
-    "known-item-sensitivity": Kind(1, lambda res: {"rows": res.rows}),
+    "known-item": Kind(1, lambda res: res.summary, verbs=("known-item",)),
+    "known-item-sensitivity": Kind(1, lambda res: {"rows": res.rows}, verbs=("known-item",)),
     "known-item-study": Kind(
-        1, lambda res: {"known_item": res.known_item.summary, "coverage": _coverage_data(res.coverage)}
+        1,
+        lambda res: {"known_item": res.known_item.summary, "coverage": _coverage_data(res.coverage)},
+        verbs=("known-item",),
     ),
-    "coverage": Kind(1, _coverage_data),
-    "coverage-suite": Kind(1, _coverage_data),
-    "coverage-design": Kind(1, _coverage_data),
-    "goldset-plan": Kind(1, lambda res: res.to_dict()),
+    "coverage": Kind(1, _coverage_data, verbs=("coverage",)),
+    "coverage-suite": Kind(1, _coverage_data, verbs=("coverage",)),
+    "coverage-design": Kind(1, _coverage_data, verbs=("coverage",)),
+    "goldset-plan": Kind(1, lambda res: res.to_dict(), verbs=("goldset plan",)),
+    "goldset-split": Kind(1, lambda res: res.to_dict(), verbs=("goldset split",)),
 }
 
 
@@ -231,6 +239,7 @@ _TABLES: dict[str, Callable[[Any, Console], None]] = {
     "coverage-suite": lambda res, console: _print(console, res),
     "coverage-design": lambda res, console: _print(console, res),
     "goldset-plan": lambda res, console: _print(console, res),
+    "goldset-split": lambda res, console: _split_table(res, console),
 }
 
 
@@ -240,13 +249,21 @@ def _validation_table(report, console: Console) -> None:
     render(report, console)
 
 
+def _split_table(res, console: Console) -> None:
+    from rich.text import Text
+
+    if res.out_dir is None:
+        _validation_table(res.report, console)
+    console.print(Text(res.summary()), soft_wrap=True)
+
+
 def _apply_table(res, console: Console) -> None:
     from rich.text import Text
 
     _validation_table(res.report, console)
     if res.written:
         changed = ", ".join(res.records_changed)
-        console.print(Text(f"wrote {res.out_dir} (version {res.version}; records changed: {changed})"))
+        console.print(Text(f"wrote {shown_path(res.out_dir)} (version {res.version}; records changed: {changed})"))
     else:
         console.print(Text("not written: the corrected set does not validate", style="red"))
 
@@ -317,9 +334,10 @@ class Format:
         return kind in self.kinds
 
     def kinds_text(self) -> str:
-        """The kinds it renders, for messages."""
-        kinds = ["every verb's result"] if self.kinds is None else list(self.kinds)
-        return ", ".join(kinds + ([REPORT] if self.report else []))
+        """The verbs whose results it renders, for messages, from :data:`KINDS` (``run, evaluate, compare, gate,
+        report`` for csv)."""
+        verbs = ["every verb's result"] if self.kinds is None else [v for k in self.kinds for v in KINDS[k].verbs]
+        return ", ".join(dict.fromkeys(verbs + ([REPORT] if self.report else [])))
 
 
 #: The result kind of ``harness report`` (a :class:`~harness.report.model.ReportData`; no JSON form).
@@ -334,8 +352,8 @@ FORMATS: dict[str, Format] = {
         Format("markdown", format_markdown, "md", report=True, aliases=("md",)),
         Format("junit", format_junit, "xml", kinds=("gate",)),
         Format("html", format_html, "html", kinds=(), report=True),
-        Format("csv", format_csv, "csv", kinds=("run",), report=True),
-        Format("tsv", format_tsv, "tsv", kinds=("run",), report=True),
+        Format("csv", format_csv, "csv", kinds=("run", "comparison", "gate"), report=True),
+        Format("tsv", format_tsv, "tsv", kinds=("run", "comparison", "gate"), report=True),
     )
 }
 
@@ -398,8 +416,11 @@ def write_output(text: str, out: str | os.PathLike | None, *, field: str = "--ou
         The file written, or ``None`` for stdout.
     """
     if out is None or str(out) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `| head`: the rest is dropped, the verb keeps its exit code
+            reader_gone()
         return None
     check_output(out, field=field)
     atomic_write_text(out, text)

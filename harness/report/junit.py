@@ -32,6 +32,7 @@ import xml.etree.ElementTree as ET
 from harness.evaluation.changes import change_line
 from harness.evaluation.gate import GateCheck, GateVerdict
 from harness.evaluation.known_item_gate import known_item_properties
+from harness.relpath import shown_path
 from harness.report.regressions import CAP, regression_rows
 from harness.report.terminal import gate_check_line
 
@@ -94,8 +95,8 @@ def junit_xml(v: GateVerdict) -> str:
         "decision": v.decision,
         "exit_code": v.exit_code,
         "on_inconclusive": v.on_inconclusive or "",
-        "baseline": f"{v.baseline} ({v.system_baseline})",
-        "candidate": f"{v.candidate} ({v.system_candidate})",
+        "baseline": f"{shown_path(v.baseline)} ({v.system_baseline})",
+        "candidate": f"{shown_path(v.candidate)} ({v.system_candidate})",
         "split": v.split,
         "goldset": f"{gs.get('name')} v{gs.get('version')} sha256 {gs.get('sha256')}",
         "method": f"{v.method_label} ({v.method}), one-sided alpha {v.alpha:g}",

@@ -14,6 +14,7 @@ from harness.evaluation.gate import EXIT_CODES
 from harness.evaluation.known_item_gate import KnownItemCheck, known_item_provenance
 from harness.goldset.schema import CATEGORIES
 from harness.metrics import outcome_of
+from harness.relpath import shown_path
 from harness.report.format import MISSING, Markup, diff_iv, fmt_iv, legend, md, mean_iv, num, pct, pts, spaced, wtl
 from harness.report.markdown import known_item_table, table
 from harness.report.regressions import regressions_markdown
@@ -141,7 +142,7 @@ def _comparison(rep, _path) -> list[str]:
     cl = rep.clustering
     split = "" if rep.split == "all" else f"; {md(rep.split)} split only"
     out = [
-        f"### Paired differences B - A ({md(rep.run_a)} vs {md(rep.run_b)})",
+        f"### Paired differences B - A ({md(shown_path(rep.run_a))} vs {md(shown_path(rep.run_b))})",
         "",
         f"{100 * rep.level:g} % {md(rep.method_label)} intervals ({md(rep.method)}); clustering "
         f"{md(cl.get('mode'))}, {md(cl.get('n_clusters'))} clusters{split}.",
@@ -227,7 +228,8 @@ def _gate(v, _path) -> list[str]:
     out += [
         "",
         md(
-            f"{v.system_candidate} ({v.candidate}) - {v.system_baseline} ({v.baseline}); split {v.split}; "
+            f"{v.system_candidate} ({shown_path(v.candidate)}) - {v.system_baseline} ({shown_path(v.baseline)}); "
+            f"split {v.split}; "
             f"{v.method_label} ({v.method}, the registry's default for paired differences), one-sided alpha "
             f"{v.alpha:g}; {v.combination}; "
             + (f"gold set {v.goldset.get('name')} v{v.goldset.get('version')}; " if v.goldset else "")
@@ -315,7 +317,10 @@ def _apply(res, _path) -> list[str]:
     if res.written:
         out += [
             "",
-            md(f"Wrote {res.out_dir} (version {res.version}; records changed: {', '.join(res.records_changed)})"),
+            md(
+                f"Wrote {shown_path(res.out_dir)} (version {res.version}; records changed: "
+                f"{', '.join(res.records_changed)})"
+            ),
         ]
     else:
         out += ["", "**Not written**: the corrected set does not validate."]
@@ -416,6 +421,12 @@ def _plan(res, path) -> list[str]:
     return out + [table(["draw", "document", "probability"], rows)]
 
 
+def _split(res, _path) -> list[str]:
+    """``harness goldset split --format markdown``: the validation when nothing was written, then the summary."""
+    head = [] if res.out_dir is not None else [*_validation(res.report, None), ""]
+    return [*head, md(res.summary())]
+
+
 def _study(res, path) -> list[str]:
     return known_item_lines(res.known_item.summary, path) + [""] + coverage_lines(res.coverage.to_dict(), None)
 
@@ -437,6 +448,7 @@ _RENDERERS: dict[str, Callable[[Any, Path | None], list[str]]] = {
     "report": lambda data, _path: [_report(data)],
     "coverage-design": _design,
     "goldset-plan": _plan,
+    "goldset-split": _split,
 }
 
 

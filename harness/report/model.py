@@ -29,6 +29,7 @@ from harness.evaluation.subset import restrict_split
 from harness.goldset.schema import CATEGORIES
 from harness.io import read_json, read_jsonl, sha256_file
 from harness.metrics import DEFAULT_KS, METRIC_SETS, outcome_of
+from harness.relpath import shown_path
 from harness.stats.design_evidence import RunDesign
 from harness.stats.shown import ShownIntervals
 from harness.studies.coverage.catalog import METHODS as COVERAGE_METHODS
@@ -277,12 +278,12 @@ def _load_gold(run: RunRecord) -> tuple[dict[str, dict] | None, str]:
                 recs = {str(o.get("id", o.get("qid"))): o for _, o in read_jsonl(f)}
             except HarnessInputError:
                 continue
-            note = f"Question texts and quotes from {f}"
+            note = f"Question texts and quotes from {shown_path(f)}"
             want = run.manifest.goldset.sha256
             if want and sha256_file(f) != want:
                 note += f" (WARNING: its sha256 differs from the run's gold set {want[:12]}; texts may have changed)"
             return recs, note
-    return None, f"Gold set {tried[0]} not readable: questions are shown by id only"
+    return None, f"Gold set {shown_path(tried[0])} not readable: questions are shown by id only"
 
 
 def _load_known_item(path: str | Path) -> dict:
@@ -482,7 +483,7 @@ def provenance(run: RunRecord) -> dict[str, str]:
         "model": ", ".join(models) if models else "none (lexical systems only)",
         "code": f"harness {m.harness_version or '?'}, commit {commit[:12]}{'+dirty' if 'dirty' in commit else ''}",
         "date": str(m.created or "?"),
-        "run": f"{m.run_id} ({m.kind}; {run.path})",
+        "run": f"{m.run_id} ({m.kind}; {shown_path(run.path)})",
         "systems": ", ".join(run.systems),
         "settings": f"depths {m.depths.document} documents / {m.depths.chunk} chunks; clustering {cl.mode or '?'}"
         f" ({cl.n_clusters} clusters); seed {m.seed}; bootstrap {_known(m.bootstrap_reps)} reps; level {m.level}",

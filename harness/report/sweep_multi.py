@@ -19,7 +19,7 @@ from harness.evaluation.sweep_multi import MethodChoice, MultiSweepResult
 from harness.report.format import diff_iv, legend, md, mean_iv, rich_text
 from harness.report.markdown import table
 
-__all__ = ["CURVE_ROWS", "curve_rows", "markdown_lines", "render_terminal"]
+__all__ = ["CURVE_ROWS", "curve_caption", "curve_rows", "markdown_lines", "render_terminal"]
 
 CURVE_ROWS = 11
 """At most about this many rows of a dev curve are shown (the chosen setting always)."""
@@ -39,6 +39,17 @@ def curve_rows(mc: MethodChoice, metric: str, extra: list[str]) -> list[list[str
         label = f"{mc.grid[i]:g}" if mc.param else name
         rows.append([label, *(f"{mc.dev[m][i]:.4f}" for m in [metric, *extra]), mark])
     return rows
+
+
+def curve_caption(mc: MethodChoice, shown: int) -> str:
+    """How many settings a dev curve has and, when :func:`curve_rows` thinned it to ``shown`` rows, that it did and
+    where the rest are: ``21 settings, 11 shown (every 2nd, the chosen and the last; all 21 in --format json)``."""
+    n = len(mc.settings)
+    if shown >= n:
+        return f"{n} setting{'s' if n != 1 else ''}"
+    step = max(1, -(-n // CURVE_ROWS))
+    nth = {2: "2nd", 3: "3rd"}.get(step, f"{step}th")
+    return f"{n} settings, {shown} shown (every {nth}, the chosen and the last; all {n} in --format json)"
 
 
 def _method_test(r: MultiSweepResult, mc: MethodChoice) -> str:
@@ -136,10 +147,12 @@ def render_terminal(r: MultiSweepResult, console: Console | None = None) -> None
             console.print(Text(line, style="bold"), soft_wrap=True)
         mc = next(m for m in r.methods if m.chosen_system == r.chosen)
         extra = [c.metric for c in r.constraints if c.metric != r.metric]
-        curve = Table(title=Text(f"dev curve of {mc.fusion} ({len(mc.settings)} settings; * chosen, x excluded)"))
+        rows = curve_rows(mc, r.metric, extra)
+        caption = curve_caption(mc, len(rows))
+        curve = Table(title=Text(f"dev curve of {mc.fusion} ({caption}; * chosen, x excluded)"))
         for col in [mc.param or "setting", f"dev {r.metric}", *(f"dev {m}" for m in extra), ""]:
             curve.add_column(rich_text(col), justify="right")
-        for row in curve_rows(mc, r.metric, extra):
+        for row in rows:
             curve.add_row(*(rich_text(c) for c in row))
         console.print(curve)
         dev_in = "; ".join(
@@ -209,7 +222,7 @@ def markdown_lines(r: MultiSweepResult, _path=None) -> list[str]:
         curve = curve_rows(mc, r.metric, extra)
         out += [
             "",
-            "<details><summary>dev curve</summary>",
+            f"<details><summary>dev curve of {md(mc.fusion)} ({md(curve_caption(mc, len(curve)))})</summary>",
             "",
             table([mc.param or "setting", f"dev {r.metric}", *(f"dev {m}" for m in extra), "mark"], curve),
             "",

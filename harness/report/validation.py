@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from harness.relpath import shown_path
 from harness.report.validation_diff import diff_text_lines
 from harness.validate.report import STATUSES, ValidationReport, worst
 
@@ -87,8 +88,10 @@ def _plain(console, line: str, style: str | None = None) -> None:
 def render(report: ValidationReport, console) -> None:
     """Print ``report`` to a :class:`rich.console.Console` (see the module docstring)."""
     ds = report.dataset
-    console.print(f"[bold]{escape(str(ds['name']))}[/] {escape(str(ds['version']))}  ({escape(str(ds['path']))})")
-    console.print(f"records sha256 {ds['records_sha256']}   contract {escape(report.contract)}")
+    console.print(
+        f"[bold]{escape(str(ds['name']))}[/] {escape(str(ds['version']))}  ({escape(shown_path(ds['path']))})"
+    )
+    console.print(f"records sha256 {ds['records_sha256']}   contract {escape(shown_path(report.contract))}")
     note = report.skipped_note()
     if report.corpus is None:
         console.print("corpus: [yellow]unavailable[/]")

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.relpath import shown_path
 from harness.stats.evidence import DesignEvidence, committed_evidence
 
 #: The estimand of each design, in plain words (every rendering prints one of these).
@@ -130,7 +131,8 @@ def design_coverage(
     got = None if entry is None else entry.methods.get(method.removeprefix("paired_"), {}).get(outcome)
     out: dict = {"method": method, "outcome": outcome, "measured": got is not None, "min": None, "max": None}
     if got is None or entry is None:
-        out["text"] = f"not measured for this design: run `harness coverage --run {design.run}`"
+        run = shown_path(design.run, pasteable=True)  # relative to the working directory: pasted there, it works
+        out["text"] = f"not measured for this design: run `harness coverage --run {run}`"
         return out
     default = entry.defaults.get(outcome)
     dflt = entry.methods.get(default or "", {}).get(outcome)

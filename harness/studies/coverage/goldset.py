@@ -283,6 +283,20 @@ class DesignCoverage:
             "populations": [p.to_dict() for p in self.populations],
         }
 
+    #: The columns of :meth:`table_rows` (``coverage.csv`` of ``harness coverage --run RUN --out DIR``).
+    COLUMNS = ("outcome", "method", "default", "candidate", "meets", "coverage_min", "coverage_max", "where_min",
+               "mc_margin", "max_width_ratio", "populations")  # fmt: skip
+
+    def table_rows(self) -> list[dict]:
+        """One row per outcome class and method (:data:`COLUMNS`; coverage in [0, 1]), in the rule's order."""
+        return [
+            {"outcome": cls, "method": name, "default": v["default"], "candidate": v["candidate"],
+             "meets": v["meets"], "coverage_min": v["min"], "coverage_max": v["max"], "where_min": v["where_min"],
+             "mc_margin": v["mc_margin"], "max_width_ratio": v["max_width_ratio"], "populations": v["populations"]}
+            for cls, c in self.choice.items()
+            for name, v in c["methods"].items()
+        ]  # fmt: skip
+
     def __rich__(self):
         from rich.console import Group
         from rich.table import Table

@@ -19,14 +19,24 @@ from harness.stats.design_evidence import RunDesign, run_design
 from harness.stats.evidence import EVIDENCE_PATH, DesignEvidence, MethodEvidence, read_evidence
 from harness.studies.coverage.goldset import RULE, DesignCoverage, choose, simulate_design
 from harness.studies.coverage.population import Population, load_population
+from harness.studies.coverage.suite import SYNTHETIC
 
 
 def folder_populations(folder: str | Path) -> list[tuple[str, Population]]:
-    """``[(label, population)]`` of one known-item folder (module docstring).
+    """``[(label, population)]`` of one ``--population`` source: a known-item folder (module docstring), the
+    synthetic population (:data:`~harness.studies.coverage.suite.SYNTHETIC`: one binary hit@1 population, label
+    ``synthetic:hit``; :func:`harness.studies.coverage.synthetic.synthetic_population`) or a ``.csv`` file (one
+    population, label the file's stem).
 
     Raises:
-        HarnessInputError: an unreadable folder or record.
+        HarnessInputError: an unreadable folder, file or record.
     """
+    if str(folder) == SYNTHETIC:
+        from harness.studies.coverage.synthetic import synthetic_population
+
+        return [("synthetic:hit", synthetic_population())]
+    if str(folder).lower().endswith(".csv"):
+        return [(Path(folder).stem, load_population(folder))]
     folder = Path(folder)
     systems = list(dict.fromkeys(str(o.get("system")) for _, o in read_jsonl(folder / "per_document.jsonl")))
     name = folder.name
