@@ -48,7 +48,6 @@ from rich.console import Console
 
 from harness.errors import HarnessInputError
 from harness.io import atomic_write_text
-from harness.relpath import shown_path
 from harness.terminal_safe import json_controls, reader_gone, safe_console
 
 
@@ -259,6 +258,8 @@ def _split_table(res, console: Console) -> None:
 
 def _apply_table(res, console: Console) -> None:
     from rich.text import Text
+
+    from harness.relpath import shown_path
 
     _validation_table(res.report, console)
     if res.written:

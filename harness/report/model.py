@@ -4,12 +4,10 @@ Inputs are run records (:func:`harness.evaluation.runs.load_run`, typed and rang
 output folder (``summary.json``, ``per_document.jsonl``; :mod:`harness.studies.known_item`) and a coverage study
 (``coverage.json``; :mod:`harness.studies.coverage`), so any past run can be reported again without re-running
 retrieval. The gold set is read (best effort) from the path the run recorded, for question texts and quotes only.
-
 This layer computes no statistics: the recorded summaries give the means and intervals of every system, and
 :mod:`harness.evaluation.compare` gives every other number (:func:`~harness.evaluation.compare.category_intervals`,
 :func:`~harness.evaluation.compare.paired_table`), the same numbers ``harness compare`` and ``harness gate`` print.
-What is left here is selection and shaping for the renderers (:mod:`harness.report.html`,
-:mod:`harness.report.markdown`).
+What is left here is selection and shaping for the renderers (:mod:`harness.report.html`, ``report.markdown``).
 """
 
 from __future__ import annotations
