@@ -201,6 +201,16 @@ def goldset_resolve(
     )
 
 
+#: The one line ``goldset import`` prints about the design it wrote (``{n}``: the number of questions).
+DESIGN_NOTES = {
+    "independent": "design: independent (design.sampling in the manifest): each of the {n} queries is its own "
+    "cluster; intervals estimate the mean over the query population they were drawn from (--design from-documents "
+    "or run --clustering components to cluster queries sharing gold documents)",
+    "from-documents": "design: from-documents (design.sampling in the manifest): queries sharing a gold document "
+    "form one cluster",
+}
+
+
 @goldset_app.command("import")
 def goldset_import(
     out: Path = typer.Option(..., "--out", help="New dataset folder (must not exist)."),
@@ -220,6 +230,12 @@ def goldset_import(
         callback=at_least(1),
     ),
     chunker: str = typer.Option("md-words-v1", "--chunker", help="Chunker recorded for runs (no evidence cites it)."),
+    design: str = typer.Option(
+        "independent",
+        "--design",
+        help="How the queries were sampled (the manifest's design.sampling): independent (each query its own "
+        "cluster) or from-documents (clusters of queries sharing gold documents).",
+    ),
 ) -> None:
     """Import TREC qrels + queries, or a BEIR folder, as a documents-only gold set.
 
@@ -247,6 +263,7 @@ def goldset_import(
             category=category,
             required_rel=required_rel,
             chunker=chunker,
+            design=design,
         )
     else:
         if qrels is None or queries is None:
@@ -264,6 +281,7 @@ def goldset_import(
             category=category,
             required_rel=required_rel,
             chunker=chunker,
+            design=design,
         )
     if res.queries_without_relevant:
         notice(f"note: {len(res.queries_without_relevant)} judged queries have no relevant document and were left out")
@@ -285,6 +303,7 @@ def goldset_import(
         f"wrote {built.written}: {len(res.records)} questions, {sum(res.grades.values())} gold documents ({grades}); "
         f"{res.dropped_nonrelevant} judgements with rel <= 0 dropped{corpus_note}"
     )
+    _say(DESIGN_NOTES[design].format(n=len(res.records)))
 
 
 @goldset_app.command("plan")

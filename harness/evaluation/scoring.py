@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.evaluation.design import design_clusters, run_intervals
+from harness.evaluation.design import design_clusters, design_info, run_clustering, run_intervals
 from harness.evaluation.evidence import EvidenceResolution
 from harness.evaluation.metric_choice import run_metric_ids
 from harness.evaluation.record import (
@@ -33,6 +33,7 @@ from harness.levels import parse_level
 from harness.metrics import Aggregate, ChunkExtent, Level, MetricSpec, QuestionResult, aggregate, question_metrics
 from harness.retrieve.base import QueryResult
 from harness.stats import satterthwaite_df
+from harness.stats.design_evidence import RunDesign, design_advice, recorded_sampling
 
 __all__ = ["NO_EVIDENCE_NOTE", "OMITTED_NOTES", "cluster_info", "cr2_df", "score_results"]
 
@@ -55,13 +56,17 @@ def cr2_df(cluster_labels: Sequence[str]) -> float | None:
     return satterthwaite_df(list(cluster_labels))
 
 
-def cluster_info(mode: str, clusters: Mapping[str, str]) -> ClusterInfo:
+def cluster_info(mode: str, clusters: Mapping[str, str], sampling: str = "srs") -> ClusterInfo:
     """The manifest's ``clusters`` section: ``mode``, the number of clusters, the CR2 df of the gold set
-    (:func:`cr2_df`), the labels ``{qid: cluster}`` and a warning when df < 4 (intervals unreliable)."""
+    (:func:`cr2_df`), the labels ``{qid: cluster}`` and a warning: when the design (``sampling``, a
+    :class:`~harness.stats.design_evidence.RunDesign` sampling) yields fewer clusters than the coverage rule needs or
+    one cluster holds most questions, the one line of :func:`~harness.stats.design_evidence.design_advice` (naming
+    the design that fits imported judgements); else when df < 4 (intervals unreliable)."""
     n_cl = len(set(clusters.values()))
     df = cr2_df(list(clusters.values()))
-    warning = None
-    if df is not None and df < 4:
+    sizes = RunDesign.from_clusters(clusters.values()).cluster_sizes
+    warning = design_advice(len(clusters), sizes, sampling)
+    if warning is None and df is not None and df < 4:
         warning = (
             f"Satterthwaite df {df:.1f} < 4 ({n_cl} clusters): intervals are unreliable; "
             "add questions over other documents"
@@ -117,10 +122,14 @@ def score_results(
     Raises:
         pydantic.ValidationError: a value outside its declared range (a bug: every metric lies in [0, 1]).
     """
+    mode = run_clustering(goldset, options.clustering)
+    design = RunDesign.from_clusters(
+        (), sampling=recorded_sampling(design_info(goldset, options.clustering).get("design"))
+    )
     ctx = _Scoring(
         goldset=goldset,
         options=options,
-        clusters=design_clusters(goldset, question_clusters(goldset.records, options.clustering)),
+        clusters=design_clusters(goldset, question_clusters(goldset.records, mode)),
         metric_ids=run_metric_ids(options.ks, options.metrics),
         by_id=goldset.by_id(),
     )
@@ -139,8 +148,10 @@ def score_results(
             sel = [q for q in qres if q.qid in qids]
             if sel:
                 systems[system][name] = _slice_summary(ctx, sel, [per_q.get(q.qid) for q in sel], levels)
-    summary = Summary(systems=systems, metric_ids=ctx.metric_ids)
-    return rows, summary, cluster_info(options.clustering, ctx.clusters)
+    summary = Summary(
+        systems=systems, metric_ids=ctx.metric_ids, design_id=design.design_id, estimand_id=design.estimand_id
+    )
+    return rows, summary, cluster_info(mode, ctx.clusters, design.sampling)
 
 
 def _question_result(

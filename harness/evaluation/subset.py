@@ -248,6 +248,8 @@ def resummarise(run: RunRecord, extra: Sequence[str] = ()) -> RunRecord:
         systems=out,
         metric_ids=list(dict.fromkeys([*run.summary.metric_ids, *extra])),
         warnings=list(run.summary.warnings),
+        design_id=run.summary.design_id,
+        estimand_id=run.summary.estimand_id,
     )
     return replace(run, summary=summary)
 
