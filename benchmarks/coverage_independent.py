@@ -134,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--populations", type=Path, nargs="*", default=[], help="known-item output folders")
     ap.add_argument("--cisi-run", type=Path, required=True, help="a harness run of bm25,tfidf on CISI")
     ap.add_argument("--cisi-metric", default="nDCG@10")
+    ap.add_argument("--corpus-name", default="mx-leyes-dof", help="the known-item populations' corpus, for labels")
     ap.add_argument("--ks", default="10,20,40")
     ap.add_argument("--reps", type=int, default=4000)
     ap.add_argument("--bootstrap-reps", type=int, default=199)
@@ -144,8 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     pops = [lp for f in args.populations for lp in folder_populations(f)]
     pops += cisi_populations(args.cisi_run, args.cisi_metric)
-    names = ", ".join(str(p) for p in args.populations)
-    desc = f"independent questions: known-item chunk-queries ({names or 'none'}) and CISI's 76 queries"
+    names = ", ".join(Path(p).name for p in args.populations)
+    desc = (
+        f"independent questions: {args.corpus_name} known-item chunk-queries ({names or 'none'}; bm25, tfidf) and "
+        f"CISI's 76 judged queries ({args.cisi_metric})"
+    )
     results = {}
     for k in (int(x) for x in args.ks.split(",")):
         design = RunDesign("independent", (1,) * k, f"independent K = {k}")

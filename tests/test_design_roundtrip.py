@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.errors import HarnessInputError
-from harness.evaluation.design import declared_sampling, run_clustering
+from harness.evaluation.design import declared_sampling, design_info, run_clustering
 from harness.evaluation.runs import load_run
 from harness.goldset.io import load_goldset
-from harness.stats.design_evidence import ESTIMANDS, design_advice, run_design
+from harness.stats.design_evidence import ESTIMANDS, design_advice, recorded_sampling, run_design
 
 runner = CliRunner()
 WORDS = ["solar", "viento", "marea", "carbon", "agua", "tierra", "fuego", "hielo"]
@@ -100,6 +100,14 @@ def test_the_declared_design_sets_the_clustering_and_a_bad_one_is_one_located_li
     assert declared_sampling(none) == "from-documents" and run_clustering(none, None) == "components"
     ind = load_goldset(write_tiny_goldset(tmp_path / "b", corpus, design={"sampling": "independent"}))
     assert run_clustering(ind, None) == "none" and run_clustering(ind, "components") == "components"
+    # an explicit --clustering is recorded, and the run is then read as from-documents
+    assert design_info(ind) == {"design": {"sampling": "independent"}}
+    over = design_info(ind, "components")
+    assert over == {"design": {"sampling": "independent", "clustering": "components"}}
+    assert (
+        recorded_sampling(over["design"]) == "srs" and recorded_sampling({"sampling": "independent"}) == "independent"
+    )
+    assert design_info(none) == {} and recorded_sampling(None) == "srs"  # the committed baseline's record: unchanged
     bad = load_goldset(write_tiny_goldset(tmp_path / "c", corpus, design={"sampling": "random"}))
     with pytest.raises(HarnessInputError, match=r"field design.sampling: 'random' is none of"):
         declared_sampling(bad)

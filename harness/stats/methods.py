@@ -372,8 +372,6 @@ register(IntervalMethod("bootstrap_percentile", "cluster bootstrap percentile", 
 register(IntervalMethod("bootstrap_t", "cluster bootstrap-t", partial(cluster_bootstrap, kind="bootstrap_t"),
                         batched.bootstrap_t_kernel, weights=True, fpc="clusters", resampling=True,
                         order=2))  # fmt: skip
-register(IntervalMethod("bca", "cluster bootstrap BCa", partial(cluster_bootstrap, kind="bca"), batched.bca_kernel,
-                        weights=True, fpc="clusters", resampling=True, order=3))  # fmt: skip
 register(IntervalMethod("cluster_t", "t over cluster means", cluster_t, batched.cluster_t_kernel, estimand="macro",
                         fpc="clusters", order=4))  # fmt: skip
 register(IntervalMethod("iid_wald", "iid Wald (contrast only)", iid_wald, batched.iid_wald_kernel, clustered=False,
@@ -396,3 +394,5 @@ register(IntervalMethod("hansen_hurwitz", "Hansen-Hurwitz t [PPS]", hansen_hurwi
 register(IntervalMethod("hansen_hurwitz_logit", "Hansen-Hurwitz t, logit scale [PPS]",
                         partial(hansen_hurwitz, transform="logit"), partial(hansen_hurwitz_kernel, transform="logit"),
                         outcomes=UNIT, paired=False, order=13, design="pps"))  # fmt: skip
+register(IntervalMethod("bca", "cluster bootstrap BCa", partial(cluster_bootstrap, kind="bca"), batched.bca_kernel,
+                        weights=True, fpc="clusters", resampling=True, order=3))  # fmt: skip
