@@ -117,4 +117,5 @@ def test_design_advice_names_the_independent_design_when_clusters_are_too_few():
     line = design_advice(76, [76])
     assert line is not None and "76 questions form 1 cluster" in line and "independent" in line
     assert "the largest holding 70" in design_advice(76, [70, *([1] * 6)])
+    assert "plan more draws" in design_advice(3, [1, 1, 1], "pps")
     assert design_advice(76, [1] * 76, "independent") is None and design_advice(42, [6, 3, 3, 3, *([1] * 27)]) is None

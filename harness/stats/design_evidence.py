@@ -77,6 +77,8 @@ def design_advice(n_questions: int, sizes: Iterable[int], sampling: str = "srs")
     why = "no interval" if g < 2 else f"the coverage rule needs >= {MIN_CLUSTERS} clusters of comparable size"
     if sampling == "independent":
         return f"design independent: {n_questions} questions form {how} ({why}); add questions"
+    if sampling == "pps":
+        return f"design pps: {n_questions} questions form {how} ({why}); plan more draws (goldset plan --documents)"
     return (
         f"design {DESIGN_IDS.get(sampling, sampling)}: {n_questions} questions form {how} (questions sharing gold "
         f"documents; {why}); judgements of independently drawn queries (TREC/BEIR/qrels) fit design.sampling: "
