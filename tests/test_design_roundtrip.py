@@ -119,3 +119,10 @@ def test_design_advice_names_the_independent_design_when_clusters_are_too_few():
     assert "the largest holding 70" in design_advice(76, [70, *([1] * 6)])
     assert "plan more draws" in design_advice(3, [1, 1, 1], "pps")
     assert design_advice(76, [1] * 76, "independent") is None and design_advice(42, [6, 3, 3, 3, *([1] * 27)]) is None
+
+
+def test_import_refuses_an_unknown_design_in_one_line_and_writes_nothing(tmp_path: Path):
+    r = invoke("goldset", "import", "--beir", write_beir(tmp_path / "beir"), "--out", tmp_path / "gs",
+               "--required-rel", "1", "--design", "pps")  # fmt: skip
+    assert r.exit_code == 2 and "--design 'pps': expected independent or from-documents" in r.output
+    assert not (tmp_path / "gs").exists() and not (tmp_path / "gs-corpus").exists()
