@@ -93,6 +93,12 @@ def section(results: dict, args, seconds: float) -> list[str]:
         f"candidate within {WIDTH_LIMIT}x CR2's width covering >= {round(100 * THRESHOLD)} % on every population, "
         "the highest minimum. CR2 on one-question clusters is the t interval (CR3: the same with variance x G/(G−1)).",
         "",
+        "Inputs: each known-item folder `words-N` from `harness known-item --corpus ../shared/corpus/mx-leyes-dof "
+        "--out words-N --chunk-words N --systems bm25,tfidf`; the CISI run from `harness goldset import --beir "
+        "../shared/collections/cisi --required-rel 1 --out cisi-set --corpus-out cisi-corpus` then `harness run "
+        f"--corpus cisi-corpus --goldset cisi-set --systems bm25,tfidf --metrics {args.cisi_metric}` (the design "
+        "`independent` the import writes).",
+        "",
         "| K | outcome | method | coverage min–max (± MC at min) | where min | max width / CR2 |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
