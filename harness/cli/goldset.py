@@ -303,7 +303,7 @@ def goldset_import(
         f"wrote {built.written}: {len(res.records)} questions, {sum(res.grades.values())} gold documents ({grades}); "
         f"{res.dropped_nonrelevant} judgements with rel <= 0 dropped{corpus_note}"
     )
-    _say(DESIGN_NOTES[design].format(n=len(res.records)))
+    notice(DESIGN_NOTES[design].format(n=len(res.records)))
 
 
 @goldset_app.command("plan")
