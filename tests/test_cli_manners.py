@@ -286,6 +286,7 @@ def test_goldset_import_notes_on_stderr(tmp_path: Path):
     assert r.stdout.startswith("wrote ") and r.stdout.count("\n") == 1  # the result line only
     assert "note: 1 judged queries have no relevant document and were left out" in r.stderr
     assert "warning: 1 of 2 questions have no document with rel >= 2" in r.stderr
+    assert "design: independent (design.sampling in the manifest): each of the 2 queries is its own cluster" in r.stderr
     q = invoke("-q", "goldset", "import", "--qrels", qrels, "--queries", queries, "--corpus", corpus, "--out",
                tmp_path / "gs2")  # fmt: skip
     assert "note:" not in q.stderr and "warning: 1 of 2" in q.stderr  # quiet keeps the warning only

@@ -144,11 +144,11 @@ def test_compare_and_gate_use_the_designs_paired_default():
     assert js["method"] == "cr3"
 
 
-@pytest.mark.parametrize("sampling", ["srs", "pps"])
+@pytest.mark.parametrize("sampling", ["srs", "independent", "pps"])
 def test_design_defaults_are_registered_paired_methods(sampling):
     from harness.stats.paired import paired_methods
 
     defaults, _ = design_defaults(RunDesign(sampling, GOLD_SIZES))
     assert defaults["paired"].removeprefix("paired_") in paired_methods()
     ev = read_evidence()
-    assert {d.sampling for d in ev.designs} == {"srs", "pps"}
+    assert {d.sampling for d in ev.designs} == {"srs", "independent", "pps"}

@@ -133,7 +133,7 @@ def test_few_clusters_warn_and_constant_y():
 
 def test_bootstrap_errors():
     with pytest.raises(HarnessInputError, match="kind"):
-        cluster_bootstrap([0.1, 0.2], [1, 2], kind="bca")
+        cluster_bootstrap([0.1, 0.2], [1, 2], kind="abc")
     with pytest.raises(HarnessInputError, match="B"):
         cluster_bootstrap([0.1, 0.2], [1, 2], B=10)
 
@@ -151,6 +151,7 @@ def test_all_intervals_keys_and_contrast_labels():
         "iid_wald_effective",
         "cr3",
         "wild_cluster",
+        "bca",
     ]  # y is not binary: no korn_graubard
     assert all(k == v.method for k, v in res.items())
     assert "contrast" in res["iid_wald"].label

@@ -33,7 +33,7 @@ def test_registry_fields_and_display_order():
         "iid_wald_effective",
     ]
     order = reg.display_order()
-    assert order[:5] == ("cr2", "cr2_logit", "bootstrap_t", "bootstrap_percentile", "cluster_t")
+    assert order[:6] == ("cr2", "cr2_logit", "bootstrap_t", "bca", "bootstrap_percentile", "cluster_t")
     in_runs = [name for name in order if reg.INTERVALS[name].in_runs]
     assert in_runs[-2:] == ["iid_wald_effective", "iid_wald"]
     assert order[len(in_runs) :] == ("wu_v3", "wu_v3_logit", "hansen_hurwitz", "hansen_hurwitz_logit")

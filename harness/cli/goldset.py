@@ -203,6 +203,16 @@ def goldset_resolve(
     )
 
 
+#: The one line ``goldset import`` prints about the design it wrote (``{n}``: the number of questions).
+DESIGN_NOTES = {
+    "independent": "design: independent (design.sampling in the manifest): each of the {n} queries is its own "
+    "cluster; intervals estimate the mean over the query population they were drawn from (--design from-documents "
+    "or run --clustering components to cluster queries sharing gold documents)",
+    "from-documents": "design: from-documents (design.sampling in the manifest): queries sharing a gold document "
+    "form one cluster",
+}
+
+
 @goldset_app.command("import")
 def goldset_import(
     out: Path = typer.Option(..., "--out", help="New dataset folder (must not exist)."),
@@ -227,6 +237,12 @@ def goldset_import(
         "--language",
         help="BEIR: the corpus's ISO 639-1 code (en, pt, ...), written into every metadata.jsonl record (changes the "
         "corpus hash); it picks BM25's and TF-IDF's analyzer. Without it runs use es-snowball-fold-v1.",
+    ),
+    design: str = typer.Option(
+        "independent",
+        "--design",
+        help="How the queries were sampled (the manifest's design.sampling): independent (each query its own "
+        "cluster) or from-documents (clusters of queries sharing gold documents).",
     ),
 ) -> None:
     """Import TREC qrels + queries, or a BEIR folder, as a documents-only gold set.
@@ -256,6 +272,7 @@ def goldset_import(
             required_rel=required_rel,
             chunker=chunker,
             language=language,
+            design=design,
         )
     else:
         if qrels is None or queries is None:
@@ -278,6 +295,7 @@ def goldset_import(
             category=category,
             required_rel=required_rel,
             chunker=chunker,
+            design=design,
         )
     if res.queries_without_relevant:
         notice(f"note: {len(res.queries_without_relevant)} judged queries have no relevant document and were left out")
@@ -301,6 +319,7 @@ def goldset_import(
         f"wrote {built.written}: {len(res.records)} questions, {sum(res.grades.values())} gold documents ({grades}); "
         f"{res.dropped_nonrelevant} judgements with rel <= 0 dropped{corpus_note}"
     )
+    notice(DESIGN_NOTES[design].format(n=len(res.records)))
 
 
 @goldset_app.command("plan")

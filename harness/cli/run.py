@@ -145,7 +145,9 @@ def run(
     chunk_depth: int = typer.Option(
         DEFAULT_CHUNK_DEPTH, help=f"Chunk ranking depth (>= the largest k, {max(DEFAULT_KS)}).", callback=depth()
     ),
-    clustering: str = typer.Option("components", help="components | first-document | none."),
+    clustering: str = typer.Option(
+        None, help="components | first-document | none (default: the gold set's design: none for independent)."
+    ),
     seed: int = typer.Option(0, help="Seed for bootstrap intervals.", callback=at_least(0)),
     bootstrap_reps: int = typer.Option(
         5000, "--bootstrap-reps", help="Cluster bootstrap replicates (>= 100).", callback=at_least(100)
@@ -255,7 +257,9 @@ def evaluate(
         help=f"Chunk ranking depth (>= the largest k, {max(DEFAULT_KS)}; deeper ranks are cut).",
         callback=depth(),
     ),
-    clustering: str = typer.Option("components", help="components | first-document | none."),
+    clustering: str = typer.Option(
+        None, help="components | first-document | none (default: the gold set's design: none for independent)."
+    ),
     seed: int = typer.Option(0, help="Seed for bootstrap intervals.", callback=at_least(0)),
     bootstrap_reps: int = typer.Option(
         5000, "--bootstrap-reps", help="Cluster bootstrap replicates (>= 100).", callback=at_least(100)

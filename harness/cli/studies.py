@@ -206,7 +206,9 @@ def coverage_cmd(
         "on the known-item folders' populations and choose the default per outcome type at its K.",
     ),
     sampling: str = typer.Option(
-        None, "--sampling", help="With --run: simulate its cluster sizes drawn by srs or pps instead of its own design."
+        None,
+        "--sampling",
+        help="With --run: simulate its cluster sizes drawn by srs, independent or pps instead of its own design.",
     ),
     reps: int = typer.Option(5000, help="Samples per design (>= 10).", callback=at_least(10)),
     k: str = typer.Option(

@@ -250,6 +250,10 @@ def _records(
     return res
 
 
+#: The sampling designs an import may declare (a PPS design is planned: ``harness goldset plan``).
+IMPORT_DESIGNS = ("independent", "from-documents")
+
+
 def _finish(
     res: Imported,
     out: Path,
@@ -261,10 +265,12 @@ def _finish(
     view: CorpusView | None,
     authoring: dict,
     inputs: tuple,
+    design: str = "independent",
 ) -> Imported:
     manifest = dataset_manifest(
         res.records, name=name, version=version, chunker_id=chunker, source=source, authoring=authoring
     )
+    manifest["design"] = {"sampling": design}  # how the questions were sampled (harness.evaluation.design)
     origin = authoring.get("qrels") or authoring.get("beir") or "imported judgements"
     res.built = write_dataset(
         out,
@@ -289,6 +295,7 @@ def import_qrels(
     category: str = "imported",
     required_rel: int = 2,
     chunker: str = "md-words-v1",
+    design: str = "independent",
 ) -> Imported:
     """TREC qrels + queries -> a documents-only dataset folder ``out`` (module docstring).
 
@@ -302,6 +309,9 @@ def import_qrels(
         category: the category of every question (the schema takes any string).
         required_rel: the smallest ``rel`` that makes a document required (grade 2); >= 1.
         chunker: recorded as ``chunker_version`` (``run`` chunks the corpus with it; no evidence cites it).
+        design: the manifest's ``design.sampling`` (:mod:`harness.evaluation.design`): ``independent`` (the
+            default: each judged query an independent draw from a query population, its own cluster) or
+            ``from-documents`` (queries written on documents drawn at random; clusters of shared gold documents).
 
     Returns:
         :class:`Imported` (``built.written`` is ``out``, or ``None`` when a validation rule failed).
@@ -311,6 +321,8 @@ def import_qrels(
     """
     if required_rel < 1:
         raise HarnessInputError(f"--required-rel {required_rel}: must be >= 1")
+    if design not in IMPORT_DESIGNS:
+        raise HarnessInputError(f"--design {design!r}: expected {' or '.join(IMPORT_DESIGNS)}")
     qrels, queries, out = Path(qrels), Path(queries), Path(out)
     judged = read_trec_qrels(qrels)
     qs = read_queries(queries)
@@ -344,6 +356,7 @@ def import_qrels(
         view=view,
         authoring=authoring,
         inputs=(qrels, queries, corpus_dir),
+        design=design,
     )
 
 
@@ -425,6 +438,7 @@ def import_beir(
     required_rel: int = 2,
     chunker: str = "md-words-v1",
     language: str | None = None,
+    design: str = "independent",
 ) -> Imported:
     """A BEIR folder -> a corpus folder and a documents-only dataset folder (module docstring).
 
@@ -452,6 +466,8 @@ def import_beir(
         raise HarnessInputError(f"--split {split!r}: expected test, dev or train")
     if required_rel < 1:
         raise HarnessInputError(f"--required-rel {required_rel}: must be >= 1")
+    if design not in IMPORT_DESIGNS:
+        raise HarnessInputError(f"--design {design!r}: expected {' or '.join(IMPORT_DESIGNS)}")
     beir, out = Path(beir_dir), Path(out)
     corpus_out = Path(corpus_out) if corpus_out is not None else out.with_name(out.name + "-corpus")
     qrels_path = beir / "qrels" / f"{split}.tsv"
@@ -498,6 +514,7 @@ def import_beir(
                 view=view,
                 authoring=authoring,
                 inputs=(beir, tmp),
+                design=design,
             )
             if res.built is None or res.built.written is None:
                 raise _NotWritten(res)

@@ -42,7 +42,7 @@ def design_id(design: RunDesign) -> str:
 
 def _choose(metric: str, entry: MetricSummary, shown: ShownIntervals) -> MetricSummary:
     outcome = outcome_of(metric)
-    fields: dict = {"outcome": outcome, "estimand_id": shown.design.sampling, "interval": None, "evidence": None}
+    fields: dict = {"outcome": outcome, "estimand_id": shown.design.estimand_id, "interval": None, "evidence": None}
     if entry.mean is not None and entry.intervals:
         method = shown.method(outcome, entry.intervals)
         iv = entry.intervals[method]

@@ -1,4 +1,15 @@
-"""The sampling design a gold set records (``harness goldset plan``) and what runs, ``compare`` and ``gate`` do with it.
+"""The sampling design a gold set records and what runs, ``compare`` and ``gate`` do with it.
+
+The dataset manifest's ``design.sampling`` says how the questions were sampled (:data:`DECLARED`):
+
+* ``from-documents`` (the default when absent: eval v4 and every set authored here): questions written on documents
+  drawn at random; clusters are the connected components of questions sharing a gold document (``--clustering``,
+  default ``components``);
+* ``independent`` (what ``harness goldset import`` writes for TREC/BEIR/qrels judgements): each question an
+  independent draw from a query population, so each question is its own cluster (``none``); the question mean
+  estimates the mean over that query population. An explicit ``--clustering`` on ``run``/``evaluate`` overrides it
+  and is recorded (``goldset.design.clustering``); the run is then read as ``from-documents``;
+* ``pps``: below.
 
 A gold set whose dataset manifest has ``design.sampling == "pps"`` (documents drawn with probability proportional to
 their queries, with replacement; :mod:`harness.studies.goldset_plan`) is read as K Hansen-Hurwitz draws:
@@ -23,13 +34,45 @@ from harness.stats import all_intervals
 from harness.stats.methods import INTERVALS, outcome_type
 from harness.stats.shown import ShownIntervals
 
+#: The values of a dataset manifest's ``design.sampling`` (module docstring); absent means ``from-documents``.
+DECLARED = ("from-documents", "independent", "pps")
+#: What a run's :class:`harness.stats.design_evidence.RunDesign` calls each declared design.
+RUN_SAMPLING = {"from-documents": "srs", "independent": "independent", "pps": "pps"}
+#: The clustering each declared design implies when ``--clustering`` is not given.
+DESIGN_CLUSTERING = {"from-documents": "components", "independent": "none", "pps": "components"}
 
-def gold_design(goldset) -> dict | None:
-    """The manifest's ``design`` section when it says ``sampling: pps`` (else None)."""
+
+def _manifest_design(goldset) -> dict | None:
     man = getattr(goldset, "manifest", None)
     extra = (getattr(man, "model_extra", None) or {}) if man is not None else {}
     design = extra.get("design")
-    return design if isinstance(design, dict) and design.get("sampling") == "pps" else None
+    return design if isinstance(design, dict) else None
+
+
+def declared_sampling(goldset) -> str:
+    """The gold set's declared ``design.sampling`` (one of :data:`DECLARED`; ``from-documents`` when absent).
+
+    Raises:
+        HarnessInputError: a ``design.sampling`` that is none of :data:`DECLARED` (naming the manifest and field).
+    """
+    design = _manifest_design(goldset)
+    sampling = "from-documents" if design is None or design.get("sampling") is None else design.get("sampling")
+    if sampling not in DECLARED:
+        where = getattr(goldset, "manifest_path", None) or getattr(goldset, "records_path", "gold set")
+        raise HarnessInputError(f"{where}: field design.sampling: {sampling!r} is none of {', '.join(DECLARED)}")
+    return str(sampling)
+
+
+def run_clustering(goldset, requested: str | None) -> str:
+    """The clustering a run uses: ``requested`` (an explicit ``--clustering``) when given, else the declared
+    design's (:data:`DESIGN_CLUSTERING`: ``none`` for ``independent``, ``components`` otherwise)."""
+    return requested if requested is not None else DESIGN_CLUSTERING[declared_sampling(goldset)]
+
+
+def gold_design(goldset) -> dict | None:
+    """The manifest's ``design`` section when it says ``sampling: pps`` (else None)."""
+    design = _manifest_design(goldset)
+    return design if design is not None and declared_sampling(goldset) == "pps" else None
 
 
 def design_clusters(goldset, clusters: dict[str, str]) -> dict[str, str]:
@@ -76,10 +119,19 @@ def run_intervals(goldset, y, clusters, options) -> dict:
     return ivs
 
 
-def design_info(goldset) -> dict:
-    """``{"design": {...}}`` for the run manifest's ``goldset`` section of a PPS gold set, else ``{}``."""
+def design_info(goldset, clustering: str | None = None) -> dict:
+    """``{"design": {...}}`` for the run manifest's ``goldset`` section: a PPS gold set's plan; ``{"sampling":
+    "independent"}`` for an independent one (plus ``"clustering"`` when ``clustering``, an explicit
+    ``--clustering``, overrides the design's ``none``); ``{"sampling": "from-documents"}`` when the manifest
+    declares it; ``{}`` when it declares nothing (the committed baseline's record is unchanged)."""
     design = gold_design(goldset)
-    return {} if design is None else {"design": design}
+    if design is not None:
+        return {"design": design}
+    declared = declared_sampling(goldset)
+    if declared == "independent":
+        over = clustering is not None and clustering != DESIGN_CLUSTERING["independent"]
+        return {"design": {"sampling": "independent", **({"clustering": clustering} if over else {})}}
+    return {"design": {"sampling": declared}} if _manifest_design(goldset) is not None else {}
 
 
 def paired_method(run) -> str:

@@ -60,7 +60,9 @@ class RunOptions:
     Attributes:
         doc_depth, chunk_depth: ranking depths (documents 50, chunks 200).
         ks: the cut-offs of the @k metrics.
-        clustering: question clustering (``components``, ``first-document``, ``none``).
+        clustering: question clustering (``components``, ``first-document``, ``none``); ``None``: the gold set's
+            design's (:func:`harness.evaluation.design.run_clustering`: ``none`` for ``independent``, else
+            ``components``). An explicit value is recorded.
         seed, bootstrap_reps, level: of the intervals.
         system_defaults: ``{kind: typed options}``, the defaults of every system of that kind in the run (e.g.
             ``{"vector": VectorOptions(binarize="centered")}``; a name's own options override them;
@@ -83,7 +85,7 @@ class RunOptions:
     doc_depth: int = DEFAULT_DOC_DEPTH
     chunk_depth: int = DEFAULT_CHUNK_DEPTH
     ks: tuple[int, ...] = DEFAULT_KS
-    clustering: str = "components"
+    clustering: str | None = None
     seed: int = 0
     bootstrap_reps: int = 5000
     level: float = 0.95

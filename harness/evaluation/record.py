@@ -235,13 +235,17 @@ class SliceSummary(_Strict):
 
 class Summary(_Strict):
     """``summary.json``: ``systems.<system>.<slice>`` -> :class:`SliceSummary`, the metric ids in display
-    order, and the run's own ``warnings`` (e.g. those of reading external rankings, :mod:`harness.evaluation.trec`;
+    order, the design's and estimand's ids (``design_id``: ``from-documents``, ``independent`` or ``pps``;
+    ``estimand_id``: a key of :data:`harness.stats.design_evidence.ESTIMANDS`; absent in older records), and the run's
+    own ``warnings`` (e.g. those of reading external rankings, :mod:`harness.evaluation.trec`;
     written only when there are some)."""
 
     schema_version: int = RUN_SCHEMA_VERSION
     systems: dict[str, dict[str, SliceSummary]] = Field(default_factory=dict)
     metric_ids: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
+    design_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    estimand_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 # --------------------------------------------------------------------------------------------------------------

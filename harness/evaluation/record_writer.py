@@ -18,8 +18,9 @@ from harness.retrieve.base import QueryResult
 __all__ = ["goldset_info", "write_record"]
 
 
-def goldset_info(goldset: GoldSet) -> dict:
-    """The manifest's ``goldset`` section: name, version, sha256, path, size and the versions it was built for."""
+def goldset_info(goldset: GoldSet, clustering: str | None = None) -> dict:
+    """The manifest's ``goldset`` section: name, version, sha256, path, size, the versions it was built for and its
+    sampling design (:func:`harness.evaluation.design.design_info`; ``clustering``: an explicit ``--clustering``)."""
     man = goldset.manifest
     return {
         "name": goldset.name,
@@ -29,7 +30,7 @@ def goldset_info(goldset: GoldSet) -> dict:
         "n_questions": len(goldset.records),
         "corpus_version": man.corpus_version if man else None,
         "chunker_version": man.chunker_version if man else None,
-        **design_info(goldset),  # a PPS-planned gold set's draws (harness goldset plan)
+        **design_info(goldset, clustering),  # the declared design (a PPS plan's draws; an explicit clustering)
     }
 
 
@@ -56,7 +57,7 @@ def write_record(
         "run_id": run_id,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "kind": kind,
-        "goldset": goldset_info(goldset),
+        "goldset": goldset_info(goldset, getattr(options, "clustering", None)),
         "corpus": corpus,
         "systems": list(results),
         "system_configs": system_configs,

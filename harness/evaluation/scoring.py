@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from harness.evaluation.choice import choose_slice
-from harness.evaluation.design import design_clusters, gold_design, run_intervals
+from harness.evaluation.design import design_clusters, design_info, run_clustering, run_intervals
 from harness.evaluation.evidence import EvidenceResolution
 from harness.evaluation.metric_choice import run_metric_ids
 from harness.evaluation.record import (
@@ -35,7 +35,7 @@ from harness.levels import parse_level
 from harness.metrics import Aggregate, ChunkExtent, Level, MetricSpec, QuestionResult, aggregate, question_metrics
 from harness.retrieve.base import QueryResult
 from harness.stats import satterthwaite_df
-from harness.stats.design_evidence import RunDesign
+from harness.stats.design_evidence import RunDesign, design_advice, recorded_sampling
 
 __all__ = [
     "NO_EVIDENCE_NOTE",
@@ -69,13 +69,17 @@ def cr2_df(cluster_labels: Sequence[str]) -> float | None:
     return satterthwaite_df(list(cluster_labels))
 
 
-def cluster_info(mode: str, clusters: Mapping[str, str]) -> ClusterInfo:
+def cluster_info(mode: str, clusters: Mapping[str, str], sampling: str = "srs") -> ClusterInfo:
     """The manifest's ``clusters`` section: ``mode``, the number of clusters, the CR2 df of the gold set
-    (:func:`cr2_df`), the labels ``{qid: cluster}`` and a warning when df < 4 (intervals unreliable)."""
+    (:func:`cr2_df`), the labels ``{qid: cluster}`` and a warning: when the design (``sampling``, a
+    :class:`~harness.stats.design_evidence.RunDesign` sampling) yields fewer clusters than the coverage rule needs or
+    one cluster holds most questions, the one line of :func:`~harness.stats.design_evidence.design_advice` (naming
+    the design that fits imported judgements); else when df < 4 (intervals unreliable)."""
     n_cl = len(set(clusters.values()))
     df = cr2_df(list(clusters.values()))
-    warning = None
-    if df is not None and df < 4:
+    sizes = RunDesign.from_clusters(clusters.values()).cluster_sizes
+    warning = design_advice(len(clusters), sizes, sampling)
+    if warning is None and df is not None and df < 4:
         warning = (
             f"Satterthwaite df {df:.1f} < 4 ({n_cl} clusters): intervals are unreliable; "
             "add questions over other documents"
@@ -96,12 +100,15 @@ class SummaryContext:
         options: ``level``, ``bootstrap_reps`` and ``seed`` (a :class:`harness.evaluation.pipeline.RunOptions`, or
             a run manifest's values).
         metric_ids: the metric ids summarised, in display order.
+        sampling: the run's :class:`~harness.stats.design_evidence.RunDesign` sampling (``srs`` for questions from
+            documents, ``independent``, ``pps``; :func:`harness.stats.design_evidence.recorded_sampling`).
     """
 
     clusters: Mapping[str, str]
     design_source: Any
     options: Any
     metric_ids: list[str]
+    sampling: str = "srs"
 
 
 def recorded_design(run) -> SimpleNamespace:
@@ -110,12 +117,13 @@ def recorded_design(run) -> SimpleNamespace:
     return SimpleNamespace(manifest=run.manifest.goldset)
 
 
-def gold_clusters(goldset: GoldSet, mode: str) -> dict[str, str]:
-    """``{qid: cluster}`` of the gold set's questions: the ``--clustering`` ``mode``
-    (:func:`harness.goldset.clusters.question_clusters`), or the draws of a PPS gold set
+def gold_clusters(goldset: GoldSet, mode: str | None) -> dict[str, str]:
+    """``{qid: cluster}`` of the gold set's questions: the ``--clustering`` ``mode`` (``None``: the declared design's,
+    :func:`harness.evaluation.design.run_clustering`; :func:`harness.goldset.clusters.question_clusters`), or the
+    draws of a PPS gold set
     (:func:`harness.evaluation.design.design_clusters`). Computed on the whole gold set before a subset is cut, so a
     subset's questions keep their clusters (``run --qids`` equals ``report --qids``)."""
-    return design_clusters(goldset, question_clusters(goldset.records, mode))
+    return design_clusters(goldset, question_clusters(goldset.records, run_clustering(goldset, mode)))
 
 
 def score_results(
@@ -155,10 +163,12 @@ def score_results(
         pydantic.ValidationError: a value outside its declared range (a bug: every metric lies in [0, 1]).
     """
     labels = gold_clusters(goldset, options.clustering) if clusters is None else clusters
+    sampling = recorded_sampling(design_info(goldset, options.clustering).get("design"))
     ctx = SummaryContext(
         clusters={r.qid: labels[r.qid] for r in goldset.records},
         design_source=goldset,
         options=options,
+        sampling=sampling,
         metric_ids=run_metric_ids(options.ks, options.metrics),
     )
     all_slices = {"all": {r.qid for r in goldset.records}, **(slices or {})}
@@ -173,8 +183,11 @@ def score_results(
             flags.append(res.flags if res is not None else {"missing": True})
             rows.append(_question_row(ctx, system, rec, qres[-1], res))
         systems[system] = summarise(qres, flags, all_slices, ctx)
-    summary = Summary(systems=systems, metric_ids=ctx.metric_ids)
-    return rows, summary, cluster_info(options.clustering, dict(ctx.clusters))
+    design = RunDesign.from_clusters((), sampling=sampling)
+    summary = Summary(
+        systems=systems, metric_ids=ctx.metric_ids, design_id=design.design_id, estimand_id=design.estimand_id
+    )
+    return rows, summary, cluster_info(run_clustering(goldset, options.clustering), dict(ctx.clusters), sampling)
 
 
 #: The keys of a row's ``flags`` that scoring writes (:attr:`harness.metrics.QuestionResult.flags`); the others are
@@ -278,8 +291,7 @@ def _slice_summary(
     measured = [m for m in ctx.metric_ids if levels[MetricSpec.parse(m).level]]
     agg = aggregate(sel, measured or ctx.metric_ids)
     cites_evidence = any(q.gold_chunk_ranks for q in sel)  # {evidence chunk: rank}
-    sampling = (gold_design(ctx.design_source) or {}).get("sampling", "srs")
-    design = RunDesign.from_clusters([ctx.clusters[q.qid] for q in sel], sampling=sampling)
+    design = RunDesign.from_clusters([ctx.clusters[q.qid] for q in sel], sampling=ctx.sampling)
     sl = SliceSummary(
         levels={parse_level(lv): given for lv, given in levels.items()},
         n_questions=len(sel),

@@ -198,6 +198,7 @@ def resummarise(run: RunRecord, extra: Sequence[str] = ()) -> RunRecord:
     from harness.evaluation.record import Summary
     from harness.evaluation.scoring import SummaryContext, recorded_design, summarise
     from harness.metrics import QuestionResult
+    from harness.stats.design_evidence import recorded_sampling
 
     man = run.manifest
     options = SimpleNamespace(level=man.level, bootstrap_reps=man.bootstrap_reps or 5000, seed=man.seed)
@@ -227,10 +228,17 @@ def resummarise(run: RunRecord, extra: Sequence[str] = ()) -> RunRecord:
             design_source=recorded_design(run),
             options=options,
             metric_ids=[m for m in wanted if all(m in q.metrics or m in q.omitted for q in qres)],
+            sampling=recorded_sampling((man.goldset.model_extra or {}).get("design")),
         )
         slices = {"all": {r.qid for r in rows}, **{s: {r.qid for r in rows if r.split == s} for s in ("dev", "test")}}
         out[system] = summarise(qres, [r.flags for r in rows], slices, ctx)
-    summary = Summary(systems=out, metric_ids=wanted, warnings=list(run.summary.warnings))
+    summary = Summary(
+        systems=out,
+        metric_ids=wanted,
+        warnings=list(run.summary.warnings),
+        design_id=run.summary.design_id,
+        estimand_id=run.summary.estimand_id,
+    )
     return replace(run, summary=summary)
 
 

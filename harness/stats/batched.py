@@ -34,6 +34,7 @@ import numpy as np
 from scipy import stats as _st
 
 from harness.stats._core import clip_unit
+from harness.stats.bca import bca_bounds, jackknife_ratio
 
 Bounds = tuple[np.ndarray, np.ndarray]
 
@@ -450,6 +451,14 @@ def bootstrap_t_kernel(batch: ClusterBatch, level: float, factors: Sequence, dra
     tlo, thi = quantile7_lastaxis(safe_t(pb - batch.p[:, None], se_b), (a, 1 - a))
     se = batch.cr2()[1]
     return [_boot_t_bounds(batch.p, se, tlo, thi, root_factor(f)) for f in factors]
+
+
+def bca_kernel(batch: ClusterBatch, level: float, factors: Sequence, draws: Resamples):
+    """Cluster bootstrap BCa interval of the micro mean (:func:`harness.stats.cluster_bootstrap` ``kind="bca"``;
+    :mod:`harness.stats.bca`): the percentile kernel's replicates, the leave-one-cluster-out jackknife of the batch."""
+    pb = draws.cluster_replicates(batch)[4]
+    lo, hi = bca_bounds(batch.p, pb, jackknife_ratio(batch.sf, batch.nf), level)
+    return [_pct_bounds(batch.p, lo, hi, root_factor(f)) for f in factors]
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Cluster (document-level) bootstrap intervals for a (weighted) mean: percentile and bootstrap-t.
+"""Cluster (document-level) bootstrap intervals for a (weighted) mean: percentile, bootstrap-t and BCa.
 
 Resampling: the G clusters are drawn with replacement (Davison & Hinkley 1997, sec. 3.8, "strategy 1":
 resample whole clusters, keep their rows). A replicate is a count vector ``c`` (how often each cluster was
@@ -14,6 +14,9 @@ form a (B, G) count matrix and every replicate statistic is a matrix product ove
   CR2 SE of the sample (Efron & Tibshirani 1993, ch. 12; Cameron, Gelbach & Miller 2008 for clustered data).
   CR2 rather than CR0 is used because the closed form makes it as cheap, and it is the SE reported by
   :func:`~harness.stats.cr2.cr2`, so the two intervals share a scale.
+
+* BCa: bias-corrected and accelerated percentile bounds from the same replicates, the acceleration from the
+  leave-one-cluster-out jackknife (Efron 1987; DiCiccio & Efron 1996; :mod:`harness.stats.bca`).
 
 Monte Carlo error of each bound (``extras["mc_se_lower"|"mc_se_upper"]``): the binomial/order-statistic
 method of :func:`harness.stats._core.order_statistic_mc_se`.
@@ -43,12 +46,16 @@ from harness.stats._core import (
     prepare,
     sorted_quantile,
 )
+from harness.stats.bca import bca_bounds, bca_levels, jackknife_ratio
 from harness.stats.cr2 import cr2_from_sums, cr2_pieces
 from harness.stats.interval import Interval
 
 _CELLS_PER_BATCH = 1_000_000
 _CACHED_CELLS = 8_000_000
 FEW_CLUSTERS = 10
+#: The bootstrap intervals (``kind``) and the registry name of each.
+KINDS = ("percentile", "bootstrap_t", "bca")
+NAMES = {"percentile": "bootstrap_percentile", "bootstrap_t": "bootstrap_t", "bca": "bca"}
 
 
 def _count_batches(G: int, B: int, seed: int):
@@ -135,13 +142,13 @@ def bootstrap_intervals(
 ) -> dict[str, Interval]:
     """Both bootstrap intervals from ONE set of replicates (what :func:`cluster_bootstrap` and
     :func:`harness.stats.all_intervals` use). Returns ``{"bootstrap_percentile": ..., "bootstrap_t": ...}`` for
-    the requested ``kinds``. Arguments as :func:`cluster_bootstrap`."""
+    the requested ``kinds`` (and ``"bca"``). Arguments as :func:`cluster_bootstrap`."""
     func = "cluster_bootstrap"
     level = check_level(level, func)
     kinds = tuple(kinds)
     for k in kinds:
-        if k not in ("percentile", "bootstrap_t"):
-            raise fail(func, "kind", f"must be 'percentile' or 'bootstrap_t', got {k!r}")
+        if k not in KINDS:
+            raise fail(func, "kind", f"must be one of {', '.join(KINDS)}, got {k!r}")
     if int(B) != B or B < 100:
         raise fail(func, "B", f"must be an integer >= 100, got {B}")
     B = int(B)
@@ -190,6 +197,25 @@ def bootstrap_intervals(
             extras,
             list(common_warn),
         )
+    if "bca" in kinds:
+        jack = jackknife_ratio(cs.SW, cs.W)
+        lo_q, hi_q = bca_bounds(beta_hat, means, jack, level)
+        a1, a2 = bca_levels(beta_hat, means, jack, level)
+        extras = dict(base)
+        extras.update({"kind": "bca", "alpha": [float(a1), float(a2)]})
+        out["bca"] = _finish(
+            "bca",
+            est,
+            float(root_f * np.std(means, ddof=1)),
+            None,
+            est + root_f * (float(lo_q) - beta_hat),
+            est + root_f * (float(hi_q) - beta_hat),
+            level,
+            cs,
+            "cluster bootstrap, BCa (se = SD of replicates)",
+            extras,
+            list(common_warn),
+        )
     if studentise:
         _, V, _ = cr2_from_sums(cs)
         se = float(np.sqrt(max(V * f, 0.0)))
@@ -234,21 +260,21 @@ def cluster_bootstrap(
         B: number of bootstrap replicates (>= 100; default 5000).
         seed: seed of ``numpy.random.default_rng``; same data + seed + B give the same interval.
         level: two-sided confidence level in (0, 1).
-        kind: ``"percentile"`` or ``"bootstrap_t"`` (CR2-studentised).
+        kind: ``"percentile"``, ``"bootstrap_t"`` (CR2-studentised) or ``"bca"`` (bias-corrected and accelerated).
         fpc: population number of clusters (see module docstring), or None.
         clip: clip the bootstrap-t bounds to [0, 1] when every ``y`` lies in [0, 1].
 
     Returns:
-        :class:`Interval` (``method`` ``"bootstrap_percentile"`` or ``"bootstrap_t"``; ``df`` None); extras hold
-        ``B``, ``seed``, ``mc_se_lower``/``mc_se_upper`` (Monte Carlo SE of each bound), warnings.
+        :class:`Interval` (``method`` ``"bootstrap_percentile"``, ``"bootstrap_t"`` or ``"bca"``; ``df`` None);
+        extras hold ``B``, ``seed``, ``mc_se_lower``/``mc_se_upper`` (Monte Carlo SE of each bound), warnings.
 
     Formulas and sources: module docstring (Efron & Tibshirani 1993; Davison & Hinkley 1997).
 
     Raises:
         HarnessInputError: bad inputs, ``B < 100``, unknown ``kind``, fewer than 2 clusters.
     """
-    if kind not in ("percentile", "bootstrap_t"):
-        raise fail("cluster_bootstrap", "kind", f"must be 'percentile' or 'bootstrap_t', got {kind!r}")
+    if kind not in KINDS:
+        raise fail("cluster_bootstrap", "kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
     res = bootstrap_intervals(
         y, clusters, weights=weights, B=B, seed=seed, level=level, fpc=fpc, kinds=(kind,), clip=clip
     )

@@ -7,7 +7,16 @@ the cluster-size vector (questions per cluster) plus how the gold set's document
   over the gold set's documents, each weighted by its questions** - in expectation the corpus's document-level mean
   (every document once) when the documents were drawn at random - and **not** the corpus's chunk-weighted mean;
 * ``pps`` (documents drawn with probability proportional to their queries, with replacement, recorded in the dataset
-  manifest): the Hansen-Hurwitz mean estimates the **corpus's chunk-weighted mean** (:mod:`harness.stats.pps`).
+  manifest): the Hansen-Hurwitz mean estimates the **corpus's chunk-weighted mean** (:mod:`harness.stats.pps`);
+* ``independent`` (the dataset manifest's ``design.sampling: independent``, what ``harness goldset import`` writes
+  for TREC/BEIR/qrels judgements): each question an independent draw from a query population and its own cluster;
+  the question mean estimates the **mean over the query population the questions were drawn from** (no
+  finite-population correction). Its coverage evidence was measured at K = 10, 20 and 40 questions; a run of more
+  independent questions shows the entry of the largest measured K not above its own (coverage of these t-type
+  intervals approaches nominal as K grows).
+
+Each design has an id (:data:`DESIGN_IDS`: what the dataset manifest's ``design.sampling`` says) and an estimand id
+(:data:`ESTIMAND_IDS`), the keys of :data:`ESTIMANDS`, which a run's summary stores.
 
 The coverage printed beside an interval is the one measured for that design (``harness coverage --run RUN``; entries
 of :class:`harness.stats.evidence.DesignEvidence` in the committed evidence file, matched on the sorted cluster sizes
@@ -33,8 +42,49 @@ ESTIMANDS = {
     "pps": "the corpus's chunk-weighted mean (documents drawn with probability proportional to their queries, "
     "Hansen–Hurwitz)",
     "srs-documents": "the corpus's chunk-weighted mean from K whole documents drawn at random",
+    "independent": "the mean over the query population the questions were drawn from (each question an independent "
+    "draw; no finite-population correction)",
 }
-SAMPLINGS = ("srs", "pps")
+SAMPLINGS = ("srs", "independent", "pps")
+#: The design id of each sampling (the dataset manifest's ``design.sampling``), stored in a run's summary.
+DESIGN_IDS = {"srs": "from-documents", "independent": "independent", "pps": "pps"}
+#: The estimand id (a key of :data:`ESTIMANDS`) of each sampling, stored in a run's summary.
+ESTIMAND_IDS = {"srs": "srs", "independent": "independent", "pps": "pps"}
+#: The smallest number of clusters the coverage rule's evidence covers (the smallest K measured).
+MIN_CLUSTERS = 10
+
+
+def recorded_sampling(design: Mapping | None) -> str:
+    """The :class:`RunDesign` sampling of a run manifest's ``goldset.design``
+    (:func:`harness.evaluation.design.design_info`): ``pps``; ``independent`` unless an explicit ``--clustering``
+    overrode it (recorded as ``clustering``; then ``srs``); else ``srs`` (questions from documents, also for an
+    absent or unknown design)."""
+    design = design if isinstance(design, Mapping) else {}
+    declared = design.get("sampling") or "from-documents"
+    if declared == "independent" and design.get("clustering") not in (None, "none"):
+        return "srs"
+    return {"independent": "independent", "pps": "pps"}.get(str(declared), "srs")
+
+
+def design_advice(n_questions: int, sizes: Iterable[int], sampling: str = "srs") -> str | None:
+    """One line when a design yields fewer clusters than the coverage rule needs (fewer than :data:`MIN_CLUSTERS`),
+    or one cluster holds most (more than half) of the questions, naming the design that fits imported judgements;
+    else ``None``. ``sizes``: questions per cluster."""
+    sizes = sorted((int(x) for x in sizes), reverse=True)
+    g = len(sizes)
+    if n_questions < 2 or (g >= MIN_CLUSTERS and sizes[0] * 2 <= n_questions):
+        return None
+    how = f"{g} cluster{'s' if g != 1 else ''}" + (f", the largest holding {sizes[0]}" if g > 1 else "")
+    why = "no interval" if g < 2 else f"the coverage rule needs >= {MIN_CLUSTERS} clusters of comparable size"
+    if sampling == "independent":
+        return f"design independent: {n_questions} questions form {how} ({why}); add questions"
+    if sampling == "pps":
+        return f"design pps: {n_questions} questions form {how} ({why}); plan more draws (goldset plan --documents)"
+    return (
+        f"design {DESIGN_IDS.get(sampling, sampling)}: {n_questions} questions form {how} (questions sharing gold "
+        f"documents; {why}); judgements of independently drawn queries (TREC/BEIR/qrels) fit design.sampling: "
+        "independent (`harness goldset import` writes it)"
+    )
 
 
 @dataclass(frozen=True)
@@ -63,22 +113,41 @@ class RunDesign:
     @property
     def estimand(self) -> str:
         """The estimand in plain words (:data:`ESTIMANDS`)."""
-        return ESTIMANDS[self.sampling]
+        return ESTIMANDS[self.estimand_id]
+
+    @property
+    def design_id(self) -> str:
+        """The design's id (:data:`DESIGN_IDS`: ``from-documents``, ``independent``, ``pps``)."""
+        return DESIGN_IDS[self.sampling]
+
+    @property
+    def estimand_id(self) -> str:
+        """The estimand's id (a key of :data:`ESTIMANDS`)."""
+        return ESTIMAND_IDS[self.sampling]
 
     def key(self) -> tuple[str, tuple[int, ...]]:
         """``(sampling, cluster sizes descending)``, compared with :meth:`DesignEvidence.key`."""
         return self.sampling, self.cluster_sizes
 
     def describe(self) -> str:
-        """``27 clusters of 6, 3 (×3), 2 (×4), 1 (×19) questions, documents drawn at random``."""
+        """``27 clusters of 6, 3 (×3), 2 (×4), 1 (×19) questions, documents drawn at random``; for independent
+        questions ``independent queries: 76 clusters (one question each)``."""
+        if self.sampling == "independent":
+            return f"independent queries: {len(self.cluster_sizes)} clusters (one question each)"
         cnt = Counter(self.cluster_sizes)
         parts = [str(v) if k == 1 else f"{v} (×{k})" for v, k in sorted(cnt.items(), reverse=True)]
         how = "drawn at random" if self.sampling == "srs" else "drawn by PPS with replacement"
         return f"{len(self.cluster_sizes)} clusters of {', '.join(parts)} questions, documents {how}"
 
     def to_dict(self) -> dict:
-        """JSON form."""
-        return {"sampling": self.sampling, "cluster_sizes": list(self.cluster_sizes), "estimand": self.estimand}
+        """JSON form (``design_id`` and ``estimand_id``: :data:`DESIGN_IDS`, :data:`ESTIMAND_IDS`)."""
+        return {
+            "sampling": self.sampling,
+            "design_id": self.design_id,
+            "cluster_sizes": list(self.cluster_sizes),
+            "estimand_id": self.estimand_id,
+            "estimand": self.estimand,
+        }
 
 
 def run_design(run, system: str | None = None, split: str = "all") -> RunDesign:
@@ -91,15 +160,20 @@ def run_design(run, system: str | None = None, split: str = "all") -> RunDesign:
     rows = [r for r in run.per_question if r.system == who and (split == "all" or r.split == split)]
     labels = [r.cluster if r.cluster is not None else r.qid for r in rows]
     extra = getattr(run.manifest.goldset, "model_extra", None) or {}
-    sampling = str((extra.get("design") or {}).get("sampling", "srs"))
-    return RunDesign.from_clusters(labels, sampling=sampling if sampling in SAMPLINGS else "srs", run=str(run.path))
+    return RunDesign.from_clusters(labels, sampling=recorded_sampling(extra.get("design")), run=str(run.path))
 
 
 def matching_design(design: RunDesign, *, path: str | Path | None = None) -> DesignEvidence | None:
-    """The committed evidence entry measured for exactly ``design`` (same sampling and cluster sizes), or None."""
+    """The committed evidence entry measured for exactly ``design`` (same sampling and cluster sizes), or None; for
+    ``independent`` questions the entry of the largest measured K not above the run's number of questions (module
+    docstring)."""
     ev = committed_evidence(path)
     if ev is None:
         return None
+    if design.sampling == "independent":
+        g = len(design.cluster_sizes)
+        fits = [d for d in ev.designs if d.sampling == "independent" and len(d.cluster_sizes) <= g]
+        return max(fits, key=lambda d: len(d.cluster_sizes), default=None)
     return next((d for d in ev.designs if d.key() == design.key()), None)
 
 
@@ -137,9 +211,12 @@ def design_coverage(
     default = entry.defaults.get(outcome)
     dflt = entry.methods.get(default or "", {}).get(outcome)
     margin = got.mc_margin
+    what = design.describe()
+    if design.sampling == "independent" and len(entry.cluster_sizes) != len(design.cluster_sizes):
+        what += f"; measured at K = {len(entry.cluster_sizes)}, the largest K measured not above the run's"
     text = (
         f"measured coverage {_pct(got.min, got.max)} of nominal {round(100 * entry.level):g} % intervals for this "
-        f"design ({design.describe()}) on {entry.description}"
+        f"design ({what}) on {entry.description}"
         f" (R = {entry.reps} per population"
         + ("" if margin is None else f", Monte Carlo ± {100 * margin:.1f} pts")
         + ")"

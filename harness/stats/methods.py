@@ -373,3 +373,5 @@ register(IntervalMethod("hansen_hurwitz", "Hansen-Hurwitz t [PPS]", hansen_hurwi
 register(IntervalMethod("hansen_hurwitz_logit", "Hansen-Hurwitz t, logit scale [PPS]",
                         partial(hansen_hurwitz, transform="logit"), partial(hansen_hurwitz_kernel, transform="logit"),
                         outcomes=UNIT, paired=False, order=13, design="pps"))  # fmt: skip
+register(IntervalMethod("bca", "cluster bootstrap BCa", partial(cluster_bootstrap, kind="bca"), batched.bca_kernel,
+                        weights=True, fpc="clusters", resampling=True, order=3))  # fmt: skip

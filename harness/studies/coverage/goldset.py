@@ -12,6 +12,11 @@ population (per-chunk outcomes of :mod:`harness.studies.coverage.population`):
   drawn in draw g as above. The Hansen-Hurwitz mean (mean of the draws' question means) estimates the corpus's
   chunk-weighted mean ``theta_micro = sum(s) / sum(n)``: the target of the PPS methods (:mod:`harness.stats.pps`).
 
+* ``independent``: G chunk-queries (rows) drawn uniformly without replacement from the whole population (not whole
+  documents), each its own cluster of one question. The question mean estimates the population's row mean
+  ``theta_micro`` (for a population of one row per query, e.g. CISI's 76 judged queries, the mean over all its
+  queries); no finite-population correction is applied. SRS-design methods (those a run computes) are measured.
+
 Rows are the questions, clusters the drawn documents, as in a gold-set run (the CR2 Satterthwaite df depends on the
 cluster sizes alone, so it equals the run's). Every method of the registry that applies (SRS-design methods under
 ``srs``, PPS-design methods under ``pps``; no frame methods) computes its interval from the per-cluster sums through
@@ -45,7 +50,7 @@ from harness.studies.coverage.population import Population
 
 THRESHOLD = 0.93
 WIDTH_LIMIT = 1.15
-REFERENCE = {"srs": "cr2", "pps": "hansen_hurwitz"}
+REFERENCE = {"srs": "cr2", "independent": "cr2", "pps": "hansen_hurwitz"}
 CLASSES = ("binary", "unit", "continuous", "paired")
 RULE = (
     "the rule of issue 21 at the run's own K: candidates within 1.15 x the reference's mean width (CR2; "
@@ -97,6 +102,25 @@ def _questions(
     return s, sq
 
 
+def _independent_rows(
+    rng: np.random.Generator, pop: Population, cum: np.ndarray, r: int, g: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``r`` samples of ``g`` rows drawn uniformly without replacement from the population's rows, each its own
+    cluster: sizes (ones), sums and sums of squares (None for a binary outcome), each of shape (r, g)."""
+    total = int(cum[-1])
+    idx = np.stack([rng.choice(total, g, replace=False) for _ in range(r)])
+    if pop.ss is None:  # binary: a document's first s_d rows are its hits
+        doc = np.searchsorted(cum, idx, side="right")
+        y = ((idx - (cum - pop.n)[doc]) < pop.s[doc]).astype(np.float64)
+        sq = None
+    else:
+        if pop.rows is None:
+            raise HarnessInputError(f"population {pop.system}: a non-binary outcome needs its per-query rows")
+        y = np.asarray(pop.rows.y, dtype=np.float64)[idx]
+        sq = y * y
+    return np.ones((r, g), dtype=np.int64), y, sq
+
+
 @dataclass
 class PopulationCoverage:
     """One population's coverage under the design: ``label``, ``classes`` (outcome classes it is evidence for),
@@ -145,10 +169,13 @@ def simulate_design(
         raise HarnessInputError(f"design: need >= 2 clusters and reps >= 10 (got {g} clusters, reps {reps})")
     if design.sampling == "srs" and g > d:
         raise HarnessInputError(f"design: {g} clusters drawn without replacement from {d} documents")
+    independent = design.sampling == "independent"
+    if independent and (g > int(pop.n.sum()) or any(int(x) != 1 for x in sizes)):
+        raise HarnessInputError(f"design: {g} independent questions need one question per cluster, <= the population")
     t0 = time.perf_counter()
     target = pop.macro if design.sampling == "srs" else pop.micro
     outcome = "continuous" if pop.paired else pop.outcome
-    want = design.sampling
+    want = "srs" if independent else design.sampling
     methods = [
         m
         for m in (INTERVALS[k] for k in display_order())
@@ -160,6 +187,13 @@ def simulate_design(
     for j, a in enumerate(range(0, reps, per_block)):
         r = min(per_block, reps - a)
         rng = np.random.default_rng(np.random.SeedSequence([seed, 7, index, j]))
+        if independent:
+            ns, s, sq = _independent_rows(rng, pop, cum, r, g)
+            batch = batched.ClusterBatch(ns, s, sq)
+            draws = batched.Resamples(rng, b, (seed, 7, index, j))
+            for m in methods:
+                bounds[m.name].append(m.kernel(batch, level, (1.0,), draws)[0])
+            continue
         if want == "srs":
             docs = np.argpartition(rng.random((r, d)), g - 1, axis=1)[:, :g]
             ns = sizes[np.argsort(rng.random((r, g)), axis=1)]
@@ -196,7 +230,7 @@ def simulate_design(
 def _candidate(name: str, cls: str, sampling: str) -> bool:
     m = INTERVALS[name]
     outcome = "continuous" if cls == "paired" else cls
-    runs_it = m.in_runs if sampling == "srs" else m.design == "pps" and not m.frame
+    runs_it = m.in_runs if sampling in ("srs", "independent") else m.design == "pps" and not m.frame
     ok = runs_it and m.estimand == "micro" and not m.contrast_only and m.applies_to(outcome)
     return ok and (m.paired or cls != "paired")
 

@@ -70,8 +70,9 @@ def run_design_coverage(
 ) -> DesignCoverage:
     """Simulate the design of ``run`` on every population of the known-item folders ``populations`` and apply the
     rule (:func:`harness.studies.coverage.goldset.choose`). ``populations``: known-item folders, or ``(label,
-    population)`` pairs already loaded (:func:`folder_populations`). ``sampling`` (``"srs"``/``"pps"``): simulate
-    the run's cluster sizes under this sampling instead of the run's own (what a PPS plan of the same sizes gives).
+    population)`` pairs already loaded (:func:`folder_populations`). ``sampling`` (``"srs"``, ``"independent"`` or
+    ``"pps"``): simulate the run's cluster sizes under this sampling instead of the run's own (what a PPS plan of
+    the same sizes gives).
 
     Raises:
         HarnessInputError: no population, an unreadable run or folder, a design that cannot be drawn.
@@ -80,8 +81,8 @@ def run_design_coverage(
         raise HarnessInputError("--population: give at least one known-item output folder")
     design = design_of(run)
     if sampling is not None:
-        if sampling not in ("srs", "pps"):
-            raise HarnessInputError(f"--sampling {sampling!r}: expected srs or pps")
+        if sampling not in ("srs", "independent", "pps"):
+            raise HarnessInputError(f"--sampling {sampling!r}: expected srs, independent or pps")
         design = RunDesign(sampling, design.cluster_sizes, design.run)
     if len(design.cluster_sizes) < 2:
         raise HarnessInputError(f"--run {design.run}: the run has fewer than 2 clusters")
