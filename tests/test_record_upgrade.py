@@ -38,7 +38,9 @@ def test_the_committed_baseline_upgrades_on_read_and_equals_a_recomputation():
         for metric, entry in slices["all"].overall.items():
             other = again.summary.systems[system]["all"].overall[metric]
             assert entry.mean == other.mean, (system, metric)
-            assert set(entry.intervals) == set(other.intervals), (system, metric)
+            # every recorded method is recomputed; the only new one is bca (issue 41, registered after the baseline)
+            assert set(entry.intervals) <= set(other.intervals), (system, metric)
+            assert set(other.intervals) - set(entry.intervals) <= {"bca"}, (system, metric)
             for method, iv in entry.intervals.items():  # every bound of every method (to rounding: a few ulps)
                 got = (other.intervals[method].lower, other.intervals[method].upper)
                 assert (iv.lower, iv.upper) == pytest.approx(got, rel=1e-12, abs=1e-15), (system, metric, method)
