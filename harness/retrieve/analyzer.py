@@ -63,7 +63,31 @@ def fold_accents(token: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-class SpanishAnalyzer:
+class _TermAnalyzer:
+    """Shared by the stemming analyzers: NFC, ``str.lower()``, the class's token pattern (:attr:`TOKENS`), then
+    ``_term`` per token (``None``: dropped)."""
+
+    TOKENS: ClassVar[re.Pattern[str]] = _TOKEN_RE
+
+    def _term(self, tok: str) -> str | None:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def tokenize(self, text: str) -> list[str]:
+        """Analyse one text into index terms (may be empty)."""
+        get = self._term
+        terms = []
+        for tok in self.TOKENS.findall(unicodedata.normalize("NFC", text).lower()):
+            t = get(tok)
+            if t is not None:
+                terms.append(t)
+        return terms
+
+    def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
+        """Analyse many texts."""
+        return [self.tokenize(t) for t in texts]
+
+
+class SpanishAnalyzer(_TermAnalyzer):
     """The ``es-snowball-fold-v1`` analyzer (see the module docstring).
 
     Stems are cached per distinct token, so analysing a corpus costs one regex pass plus dictionary look-ups.
@@ -99,20 +123,6 @@ class SpanishAnalyzer:
         self._cache[tok] = term
         return term
 
-    def tokenize(self, text: str) -> list[str]:
-        """Analyse one text into index terms (may be empty)."""
-        terms = []
-        get = self._term
-        for tok in _TOKEN_RE.findall(unicodedata.normalize("NFC", text).lower()):
-            t = get(tok)
-            if t is not None:
-                terms.append(t)
-        return terms
-
-    def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
-        """Analyse many texts."""
-        return [self.tokenize(t) for t in texts]
-
 
 class Analyzer(Protocol):
     """What BM25 and TF-IDF need of an analyzer (every class of :data:`ANALYZERS` is one)."""
@@ -133,7 +143,7 @@ class Analyzer(Protocol):
         ...
 
 
-class _SnowballAnalyzer:
+class _SnowballAnalyzer(_TermAnalyzer):
     """Shared rules of the ``<code>-snowball-v1`` analyzers (each subclass's docstring defines one exactly):
 
     1. NFC, then ``str.lower()``.
@@ -147,6 +157,7 @@ class _SnowballAnalyzer:
     Stems are cached per distinct token.
     """
 
+    TOKENS: ClassVar[re.Pattern[str]] = _TOKEN2_RE
     analyzer_id: ClassVar[str]
     language: ClassVar[str]
     stemmer_name: ClassVar[str]
@@ -175,20 +186,6 @@ class _SnowballAnalyzer:
         term = None if tok in self._stop else self._stemmer.stemWord(tok)
         self._cache[tok] = term
         return term
-
-    def tokenize(self, text: str) -> list[str]:
-        """Analyse one text into index terms (may be empty)."""
-        get = self._term
-        terms = []
-        for tok in _TOKEN2_RE.findall(unicodedata.normalize("NFC", text).lower()):
-            t = get(tok)
-            if t is not None:
-                terms.append(t)
-        return terms
-
-    def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
-        """Analyse many texts."""
-        return [self.tokenize(t) for t in texts]
 
 
 class EnglishAnalyzer(_SnowballAnalyzer):
