@@ -1,7 +1,7 @@
 """Issue 42 item 11: a JSON Schema file per ``--format json`` envelope (``harness/schemas/<kind>.schema.json``),
 generated from the pydantic models (``python -m harness.schemas``), shipped as package data, and every verb's real
-JSON output (run, evaluate, compare, gate, sweep, known-item, coverage, on corpora written by the tests) valid
-against its kind's schema."""
+JSON output (run, evaluate, compare, gate, sweep, known-item, coverage; power, validate, goldset apply|plan|split;
+on corpora written by the tests) valid against its kind's schema."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from conftest import tiny_records, write_tiny_corpus, write_tiny_goldset
 from test_cli_known_item import write_corpus
 from test_compare import _values, make_run
+from test_validate import Fixture
 from typer.testing import CliRunner
 
 from harness import schemas
@@ -26,8 +27,9 @@ from harness.schemas.__main__ import main as schemas_main
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: The verbs of item 11 (``evaluate`` prints the ``run`` kind).
+#: The verbs of item 11 (``evaluate`` prints the ``run`` kind), then the other verbs with a JSON form.
 VERBS = ("run", "evaluate", "compare", "gate", "sweep", "known-item", "coverage")
+OTHER_VERBS = ("power", "validate", "goldset apply", "goldset plan", "goldset split")
 
 
 def validator(kind: str) -> jsonschema.Draft202012Validator:
@@ -44,9 +46,9 @@ def test_committed_schema_files_are_the_generated_ones():
 
 
 def test_every_kind_of_the_json_verbs_has_a_valid_schema_pinned_to_the_registry():
-    kinds = [k for k, spec in KINDS.items() if set(spec.verbs) & set(VERBS)]
-    assert sorted(kinds) == sorted(DATA_MODELS)
-    for kind in kinds:
+    assert {v for spec in KINDS.values() for v in spec.verbs} == {*VERBS, *OTHER_VERBS}
+    assert sorted(KINDS) == sorted(DATA_MODELS)
+    for kind in KINDS:
         schema = load_schema(kind)
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
@@ -113,7 +115,7 @@ def outputs(tmp_path_factory) -> dict[str, dict]:
     worse = make_run(tmp, "worse", {"new": _values(shift=-0.2)[1]})
     out["compare"] = invoke("compare", base, cand, "--metric", "mrr,recall@10", "--format", "json")
     out["gate"] = invoke("gate", "--baseline", base, "--candidate", cand, "--format", "json")
-    out["gate FAIL"] = invoke("gate", "--baseline", base, "--candidate", worse, "--format", "json")
+    out["gate (FAIL)"] = invoke("gate", "--baseline", base, "--candidate", worse, "--format", "json")
     ki_corpus = write_corpus(tmp / "kc")
     ki = ("known-item", "--corpus", ki_corpus, "--systems", "bm25", "--workers", "1", "--workdir", tmp / "kwd")
     out["known-item"] = invoke(*ki, "--out", tmp / "ki", "--systems", "bm25,tfidf", "--format", "json")
@@ -126,6 +128,21 @@ def outputs(tmp_path_factory) -> dict[str, dict]:
     out["coverage (suite)"] = invoke(*cov, *small, "--population", tmp / "ki", "--population", "synthetic", "--out",
                                      tmp / "c2")  # fmt: skip
     out["coverage --run"] = invoke(*cov, "--run", runs / "r1", "--population", tmp / "ki")
+    out["power"] = invoke("power", "--candidate", base, "--format", "json")
+    plan = ("goldset", "plan", "--corpus", corpus, "--chunk-words", "5", "--query-words", "2", "--documents", "3")
+    out["goldset plan"] = invoke(*plan, "--out", tmp / "plan", "--format", "json")
+    fx = Fixture(tmp / "fx")  # a gold set with its contract (tests/test_validate.py)
+    ds, contract = fx.build(), ("--contract", fx.contract)
+    out["validate"] = invoke("validate", ds, "--corpus", fx.corpus, *contract, "--format", "json")
+    out["validate (no corpus)"] = invoke("validate", ds, *contract, "--format", "json")
+    bad = fx.build(lambda rs: rs[0]["gold_documents"][0]["evidence"][0].update(quote="no such words anywhere"))
+    out["validate (fails)"] = invoke("validate", bad, "--corpus", fx.corpus, *contract, "--format", "json")
+    out["goldset split"] = invoke("goldset", "split", ds, "--out", tmp / "split", "--seed", "1", *contract,
+                                  "--format", "json")  # fmt: skip
+    corr = tmp / "c.jsonl"
+    corr.write_text(json.dumps({"id": "MO-001", "patch": [{"op": "replace", "path": "/difficulty", "value": "hard"}]}))
+    out["goldset apply"] = invoke("goldset", "apply", ds, "--correction", corr, "--out", tmp / "applied", "--corpus",
+                                  fx.corpus, *contract, "--format", "json")  # fmt: skip
     return out
 
 
@@ -136,13 +153,20 @@ EXPECTED_KINDS = {
     "sweep --level": "sweep",
     "compare": "comparison",
     "gate": "gate",
-    "gate FAIL": "gate",
+    "gate (FAIL)": "gate",
     "known-item": "known-item",
     "known-item --chunk-words": "known-item-sensitivity",
     "known-item --coverage": "known-item-study",
     "coverage": "coverage",
     "coverage (suite)": "coverage-suite",
     "coverage --run": "coverage-design",
+    "power": "power",
+    "validate": "validation",
+    "validate (no corpus)": "validation",
+    "validate (fails)": "validation",
+    "goldset apply": "goldset-apply",
+    "goldset plan": "goldset-plan",
+    "goldset split": "goldset-split",
 }
 
 
@@ -155,13 +179,13 @@ def test_every_verbs_json_output_is_valid_against_its_schema(outputs, label):
 
 def test_every_schema_kind_is_exercised():
     assert set(EXPECTED_KINDS.values()) == set(DATA_MODELS)
-    assert {label.split()[0] for label in EXPECTED_KINDS} == set(VERBS)
+    assert {label.split(" (")[0].split(" -")[0] for label in EXPECTED_KINDS} == {*VERBS, *OTHER_VERBS}
 
 
 def test_the_schemas_reject_what_a_reader_could_not_trust(outputs):
     """Required keys, closed sets and ranges are in the schemas: each broken copy of a real output is refused."""
     gate = outputs["gate"]
-    assert gate["data"]["decision"] == "PASS" and outputs["gate FAIL"]["data"]["decision"] == "FAIL"
+    assert gate["data"]["decision"] == "PASS" and outputs["gate (FAIL)"]["data"]["decision"] == "FAIL"
     broken = {
         "no decision": lambda e: e["data"].pop("decision"),
         "unknown decision": lambda e: e["data"].update(decision="MAYBE"),
@@ -188,6 +212,12 @@ def test_the_schemas_reject_what_a_reader_could_not_trust(outputs):
     ki = copy.deepcopy(outputs["known-item"])
     ki["data"]["systems"]["bm25"]["micro_hit1"] = -0.1
     assert errors("known-item", ki)
+    bad = outputs["validate (fails)"]
+    assert bad["data"]["status"] == "fail" and bad["data"]["exit_code"] == 1 and errors("validation", bad) == []
+    assert outputs["validate (no corpus)"]["data"]["corpus"] is None
+    bad = copy.deepcopy(bad)
+    bad["data"]["records"][0]["status"] = "failed"  # not a status
+    assert errors("validation", bad)
     cov = copy.deepcopy(outputs["coverage"])
     next(iter(cov["data"]["designs"][0]["rows"].values()))["coverage"] = 1.01
     assert errors("coverage", cov)
