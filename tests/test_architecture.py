@@ -222,6 +222,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"metrics", "retrieve", "validate"}),
     frozenset({"curation", "evaluation", "studies"}),  # gold-set authoring; runs, compare, gate; the studies
     frozenset({"report"}),  # every rendering
+    frozenset({"schemas"}),  # the JSON Schema files of the envelopes: models over evaluation's and report's registry
     frozenset({"cli", "api"}),  # the two front ends: the command line and the Python API (harness.api)
     frozenset({"__main__"}),
 )
@@ -456,7 +457,10 @@ def test_lazy_renderers_keep_validate_json_and_the_known_item_package_light(tmp_
     assert json.loads(proc.stdout)["kind"] == "validation"
     loaded = proc.stderr.rpartition("MODULES ")[2].split()
     assert "harness.validate" in loaded and len(loaded) <= MAX_VERB_MODULES, loaded
-    assert not any(m.startswith(("harness.stats", "harness.evaluation", "harness.report.terminal")) for m in loaded)
+    assert not any(
+        m.startswith(("harness.stats", "harness.evaluation", "harness.report.terminal", "harness.schemas"))
+        for m in loaded
+    )
 
 
 def test_goldset_corrections_does_not_import_the_validator():
