@@ -398,12 +398,16 @@ def _suite(res, path) -> list[str]:
     return out
 
 
+def _cell(mark: str) -> str:
+    return f" ({md(mark)})" if mark else ""
+
+
 def _design(res, _path) -> list[str]:
     d = res.to_dict()
     out = [f"### Coverage for this design: {md(d['design']['describe'])}", ""]
     out.append(f"_Estimand: {md(res.design.estimand)}._")
     rows = [
-        [md(cls), md(m["method"]) + (" (default)" if m["default"] else ""),
+        [md(cls), md(m["method"]) + _cell(res.default_cell(cls, m["method"])),
          f"{100 * m['min']:.1f} ± {100 * m['mc_margin']:.1f}", f"{100 * m['max']:.1f}",
          num(m["max_width_ratio"], ".2f")]
         for cls, c in d["outcomes"].items()
@@ -411,6 +415,7 @@ def _design(res, _path) -> list[str]:
         if m["candidate"]
     ]  # fmt: skip
     out += ["", table(["outcome", "method", "min coverage (%)", "max (%)", "max width / reference"], rows)]
+    out += [f"- **{md(cls)}**: {md(c['no_default'])}" for cls, c in d["outcomes"].items() if c["no_default"]]
     return out + ["", f"R = {md(d['config']['reps'])} per population; {md(d['rule'])}."]
 
 

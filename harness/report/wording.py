@@ -1,0 +1,54 @@
+"""Sentences printed beside the intervals, keyed by id (issue 42): one place for the wording every format shares.
+
+Each function returns plain text (no markup); a rendering escapes it like any other string. The texts are built from
+the measured numbers passed in, never typed in.
+"""
+
+from __future__ import annotations
+
+#: The coverage target of the rule (:data:`harness.studies.coverage.goldset.THRESHOLD`), as printed.
+TARGET_PCT = 93
+
+
+def no_method_holds(reference: str, minimum: float | None) -> str:
+    """``no_method_holds``: what ``harness coverage --run`` and a run's coverage line say when no interval method
+    reaches the target for a design; ``reference`` is the reference method's label (CR2), ``minimum`` its minimum
+    coverage in [0, 1] (None when not measured)."""
+    return (
+        f"no interval method holds for this design: {below_target(reference, minimum)}; sample documents by PPS "
+        "(`--design pps`) or add clusters"
+    )
+
+
+def below_target(reference: str, minimum: float | None) -> str:
+    """``below_target``: the label of the interval shown when no method holds: ``CR2 below 93 % for this design
+    (min 64.8 %)``; ``minimum`` in [0, 1] or None."""
+    tail = "" if minimum is None else f" (min {100 * minimum:.1f} %)"
+    return f"{reference} below {TARGET_PCT} % for this design{tail}"
+
+
+def randomisation_floor(alpha: float, m: int) -> str:
+    """``randomisation_floor``: why a sign-flip randomisation p cannot fall below ``alpha`` with ``m`` clusters of
+    non-zero difference (two-sided smallest attainable p = 2 / 2^m, Good 2005, *Permutation, Parametric and Bootstrap
+    Tests*, ch. 3), and what the verdict uses instead."""
+    floor = 2.0 / 2**m
+    return (
+        f"the randomisation test cannot reach p < {alpha:g} with {m} clusters (smallest p = 2/2^{m} = {floor:.3g}); "
+        "the verdict uses the interval"
+    )
+
+
+def randomisation_floor_applies(alpha: float, m: int) -> bool:
+    """Whether :func:`randomisation_floor` applies: ``2 / 2^m > alpha`` (``m`` >= 0 clusters with a non-zero
+    difference)."""
+    return 2.0 / 2**m > alpha
+
+
+#: Docs anchors of the full estimand texts (``docs/estimands.md``), keyed by estimand id.
+ESTIMAND_DOC = "docs/estimands.md"
+
+
+def estimand_line(estimand_id: str) -> str:
+    """``estimand_line``: the one line (at most 100 characters) an output prints for its estimand, linking the full
+    text: ``Estimand: <id> (docs/estimands.md#<id>)``."""
+    return f"Estimand: {estimand_id}, full text: {ESTIMAND_DOC}#{estimand_id}"

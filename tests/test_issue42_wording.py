@@ -1,0 +1,112 @@
+"""Issue 42 items 2, 4, 5: the text beside the intervals. No method reaching 93 % for a design is said, recorded as
+``default: null`` and makes the gate INCONCLUSIVE; a randomisation p that cannot reach alpha says so; the estimand is
+one short line linking its docs anchor."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from test_compare import _values, make_run
+from test_coverage_goldset import BASELINE, SIZES, _pc, _row
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.evaluation.runs import load_run
+from harness.stats import evidence
+from harness.stats.design_evidence import RunDesign, design_coverage, run_design
+from harness.stats.evidence import EVIDENCE_PATH, DesignEvidence, MethodEvidence, read_evidence
+from harness.studies.coverage.goldset import DesignCoverage, choose
+
+runner = CliRunner()
+
+#: The trial's case: CR2 for paired differences at 64.8 % minimum coverage, nothing reaching 93 %.
+PAIRED_LOW = {"cr2": _row(0.648, 1.0), "cr3": _row(0.70, 1.05)}
+
+
+def _low_coverage(design: RunDesign) -> DesignCoverage:
+    pops = [
+        _pc("ki", ("binary",), {"cr2": _row(0.94, 1.0), "cr2_logit": _row(0.96, 1.0)}),
+        _pc("ki", ("continuous", "paired"), PAIRED_LOW),
+    ]
+    cfg = {"reps": 40, "B": 19, "seed": 0, "level": 0.95, "populations": ["ki"]}
+    return DesignCoverage(design, pops, choose(pops, design.sampling), cfg, 0.0)
+
+
+def test_no_method_reaching_93_has_no_default():
+    c = choose([_pc("ki", ("continuous", "paired"), PAIRED_LOW)], "srs")["paired"]
+    assert c["default"] is None and not c["meets_target"]
+    assert not any(v["default"] for v in c["methods"].values())
+    assert c["reference"] == "cr2" and c["reference_min"] == 0.648
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown"])
+def test_coverage_cli_says_no_method_holds_in_every_format(tmp_path: Path, monkeypatch, fmt):
+    import harness.studies.coverage.goldset_run as goldset_run
+
+    monkeypatch.setattr(goldset_run, "run_design_coverage", lambda run, *a, **k: _low_coverage(run_design(run)))
+    ev = tmp_path / "ev.json"
+    shutil.copy(EVIDENCE_PATH, ev)
+    args = ["coverage", "--run", str(BASELINE), "--population", "synthetic", "--format", fmt]
+    r = runner.invoke(app, [*args, "--write-evidence", "--evidence-file", str(ev), "--description", "toy"])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.stdout.split())
+    want = "no interval method holds for this design: CR2 below 93 % for this design (min 64.8 %); sample documents"
+    if fmt == "json":
+        out = json.loads(r.stdout)["data"]["outcomes"]
+        assert out["paired"]["default"] is None and out["paired"]["no_default"].startswith(want)
+        assert out["binary"]["default"] == "cr2_logit" and out["binary"]["no_default"] is None
+    else:
+        assert f"paired{':' if fmt == 'table' else '**:'} {want}" in text.replace("**paired**", "paired**")
+        assert "CR2 below 93 % for this design (min 64.8 %)" in text
+    entry = read_evidence(ev).designs[-1]  # the evidence records default: null
+    assert entry.defaults["paired"] is None and entry.defaults["binary"] == "cr2_logit"
+    raw = json.loads(ev.read_text())["designs"][-1]["defaults"]
+    assert raw["paired"] is None
+
+
+def _evidence_without_paired_default(tmp_path: Path, design: RunDesign) -> Path:
+    ev = read_evidence(EVIDENCE_PATH)
+    low = MethodEvidence(min=0.648, max=0.80, where_min="ki", populations=1, max_width_ratio=1.0, mc_margin=0.02)
+    entry = DesignEvidence(
+        sampling=design.sampling, cluster_sizes=sorted(design.cluster_sizes, reverse=True), estimand="macro",
+        run="x", description="toy", populations=["ki"], reps=40, seed=0, level=0.95, generated_by="test",
+        rule="r", defaults={"binary": "cr2", "unit": "cr2", "continuous": None, "paired": None},
+        methods={"cr2": {"continuous": low, "paired": low}},
+    )  # fmt: skip
+    path = tmp_path / "ev.json"
+    path.write_text(json.dumps(ev.model_copy(update={"designs": [entry]}).model_dump(mode="json")))
+    return path
+
+
+def test_gate_is_inconclusive_when_no_paired_method_holds(tmp_path: Path, monkeypatch):
+    a, b = _values(shift=0.05, noise=0.02)  # a clear PASS on its interval
+    base = make_run(tmp_path, "base", {"bm25": a})
+    cand = make_run(tmp_path, "cand", {"new": b})
+    args = ["gate", "--baseline", str(base), "--candidate", str(cand), "--metric", "mrr", "--margin", "0.02"]
+    assert runner.invoke(app, args).exit_code == 0
+    path = _evidence_without_paired_default(tmp_path, run_design(load_run(base)))
+    monkeypatch.setattr(evidence, "EVIDENCE_PATH", path)
+    evidence._committed.cache_clear()
+    try:
+        r = runner.invoke(app, args)
+        assert r.exit_code == 3, r.output
+        first = r.stdout.splitlines()[0]
+        assert first.startswith("INCONCLUSIVE: mrr new - bm25")
+        text = " ".join(r.stdout.split())
+        assert "no interval method holds for this design: CR2 below 93 % for this design (min 64.8 %)" in text
+        j = runner.invoke(app, [*args, "--format", "json"])
+        assert j.exit_code == 3
+        check = json.loads(j.stdout)["data"]["checks"][0]
+        assert check["decision"] == "INCONCLUSIVE" and "no interval method holds" in check["reason"]
+        cov = design_coverage("cr2", "paired", run_design(load_run(base)), path=path)
+        assert cov["measured"] and not cov["holds"] and cov["default"] is None
+        assert "CR2 below 93 % for this design (min 64.8 %)" in cov["text"]
+    finally:
+        evidence._committed.cache_clear()
+
+
+def test_sizes_constant_is_the_baseline_design():
+    assert tuple(sorted(run_design(load_run(BASELINE)).cluster_sizes, reverse=True)) == SIZES
