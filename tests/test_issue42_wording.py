@@ -4,6 +4,7 @@ one short line linking its docs anchor."""
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from pathlib import Path
@@ -110,3 +111,40 @@ def test_gate_is_inconclusive_when_no_paired_method_holds(tmp_path: Path, monkey
 
 def test_sizes_constant_is_the_baseline_design():
     assert tuple(sorted(run_design(load_run(BASELINE)).cluster_sizes, reverse=True)) == SIZES
+
+
+def _five_of_fourteen(tmp_path: Path, n_up: int):
+    """14 clusters of 4 questions; candidate better by 0.03 on every question of the first ``n_up`` clusters, equal
+    elsewhere (the trial's 5/9/0 clusters for ``n_up = 5``)."""
+    qids = [f"Q-{i:03d}" for i in range(56)]
+    a = {q: 0.2 + 0.01 * (i % 7) for i, q in enumerate(qids)}
+    b = {q: a[q] + (0.03 if i % 14 < n_up else 0.0) for i, q in enumerate(qids)}
+    return make_run(tmp_path, "base", {"bm25": a}, n_clusters=14), make_run(tmp_path, "cand", {"new": b}, n_clusters=14)
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown"])
+def test_compare_says_the_randomisation_test_cannot_reach_alpha(tmp_path: Path, fmt):
+    base, cand = _five_of_fourteen(tmp_path, 5)
+    r = runner.invoke(app, ["compare", str(base), str(cand), "--metrics", "mrr", "--format", fmt])
+    assert r.exit_code == 0, r.output
+    want = (
+        "the randomisation test cannot reach p < 0.05 with 5 clusters (smallest p = 2/2^5 = 0.0625); "
+        "the verdict uses the interval"
+    )
+    if fmt == "json":
+        c = json.loads(r.stdout)["data"]["comparisons"][0]
+        assert c["p_floor"] == want and c["p_randomization"] == pytest.approx(
+            0.0625, abs=0.01
+        )  # Monte Carlo: 2^14 > reps
+        assert c["clusters"]["wins"] == 5 and c["clusters"]["ties"] == 9
+    else:
+        text = html.unescape(r.stdout.replace("> **Note:**", ""))  # Markdown escapes "<"
+        assert f"mrr new - bm25: {want}" in " ".join(text.split())
+
+
+def test_compare_says_nothing_when_the_test_can_reach_alpha(tmp_path: Path):
+    base, cand = _five_of_fourteen(tmp_path, 6)  # smallest p = 2/64 < 0.05
+    r = runner.invoke(app, ["compare", str(base), str(cand), "--metrics", "mrr", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    c = json.loads(r.stdout)["data"]["comparisons"][0]
+    assert c["p_floor"] is None and c["p_randomization"] == pytest.approx(2 / 64, abs=0.01)
