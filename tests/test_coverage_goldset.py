@@ -138,7 +138,11 @@ def test_cli_json_marks_the_default_and_the_evidence_entry_is_used(tmp_path):
     )
     assert "on toy" in cov["text"]
     table = CliRunner().invoke(app, args[:-2])
-    assert table.exit_code == 0 and "Estimand: mean over the gold set's documents" in " ".join(table.stdout.split())
+    assert (
+        table.exit_code == 0
+        and "Estimand: the mean over the gold set's documents (docs/goldsets.md#estimand-srs)"
+        in " ".join(table.stdout.split())
+    )
     bad = CliRunner().invoke(app, ["coverage", "--run", str(tmp_path / "nope"), "--population", str(folder)])
     assert bad.exit_code == 2
 

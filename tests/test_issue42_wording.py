@@ -148,3 +148,34 @@ def test_compare_says_nothing_when_the_test_can_reach_alpha(tmp_path: Path):
     assert r.exit_code == 0, r.output
     c = json.loads(r.stdout)["data"]["comparisons"][0]
     assert c["p_floor"] is None and c["p_randomization"] == pytest.approx(2 / 64, abs=0.01)
+
+
+@pytest.mark.parametrize("verb", ["compare", "gate"])
+def test_the_estimand_is_one_short_line_once_per_output_linking_its_full_text(tmp_path: Path, verb):
+    from harness.report.wording import estimand_line
+    from harness.stats.design_evidence import ESTIMANDS
+
+    a, b = _values(shift=0.05, noise=0.02)
+    base = make_run(tmp_path, "base", {"bm25": a})
+    cand = make_run(tmp_path, "cand", {"new": b})
+    args = {
+        "compare": ["compare", str(base), str(cand), "--metrics", "mrr,recall@10"],
+        "gate": ["gate", "--baseline", str(base), "--candidate", str(cand), "--metric", "mrr", "--margin", "0.02"],
+    }[verb]
+    line = "Estimand: difference of the mean over the gold set's documents (docs/goldsets.md#estimand-srs)"
+    assert estimand_line("srs", paired=True) == line and len(line) <= 100
+    for fmt in ("table", "markdown"):
+        r = runner.invoke(app, [*args, "--format", fmt])
+        assert r.exit_code == 0, r.output
+        text = r.stdout.replace("\\", "")
+        assert text.count("Estimand:") == 1 and line in text, text
+        assert ESTIMANDS["srs"] not in " ".join(text.split())  # the paragraph is in the docs, not repeated here
+        if verb == "gate" and fmt == "table":
+            assert max(len(x) for x in r.stdout.splitlines() if "Estimand" in x) <= 100
+    j = runner.invoke(app, [*args, "--format", "json"])
+    data = json.loads(j.stdout)["data"]
+    assert data["coverage_evidence"]["estimand_id"] == "srs"
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "goldsets.md").read_text(encoding="utf-8")
+    for eid, full in ESTIMANDS.items():  # every anchor holds the full text
+        at = doc.index(f'<a id="estimand-{eid}"></a>')
+        assert full in " ".join(doc[at : at + 1200].split())

@@ -21,7 +21,8 @@ from harness.report.regressions import regressions_markdown
 from harness.report.studies import sample_rows
 from harness.report.sweep_multi import markdown_lines as multi_sweep_markdown
 from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, run_slice, run_warnings, slice_intervals
-from harness.stats.methods import evidence_notes, paired_evidence_note
+from harness.stats.design_evidence import estimand_note
+from harness.stats.methods import evidence_notes, paired_evidence_lines
 from harness.stats.shown import ShownIntervals
 
 URL_SAFE = "/:?#@!$&'*+,;=%~-._"
@@ -34,8 +35,7 @@ def _legend(ivs) -> list[str]:
 
 
 def _evidence(method: str, design=None) -> list[str]:
-    note = paired_evidence_note(method, design=design)
-    return ["", f"_{md(note)}_"] if note else []
+    return [x for note in paired_evidence_lines(method, design=design) for x in ("", f"_{md(note)}_")]
 
 
 def _recorded(systems: dict, metrics: list[str]) -> dict[str, tuple[str, set[str]]]:
@@ -45,8 +45,12 @@ def _recorded(systems: dict, metrics: list[str]) -> dict[str, tuple[str, set[str
     }
 
 
-def _run_evidence(shown: ShownIntervals, recorded: dict[str, tuple[str, set[str]]]) -> list[str]:
-    notes = evidence_notes(shown.by_class(recorded), recorded, design=shown.design, source=shown.source)
+def _run_evidence(
+    shown: ShownIntervals, recorded: dict[str, tuple[str, set[str]]], *, estimand: bool = True
+) -> list[str]:
+    notes = evidence_notes(
+        shown.by_class(recorded), recorded, design=shown.design, source=shown.source, estimand=estimand
+    )
     return [x for n in notes for x in ("", f"_{md(n)}_")]
 
 
@@ -75,7 +79,7 @@ def _run(rec, path: Path | None) -> list[str]:
         out[-1] += f" Subset {md(sub['label'])}: {md(sub['n_questions'])} of {md(sub['of'])} questions."
     shown = run_slice(rec)
     titles = {"all": "All questions", "covered": "Fully covered slice", "dev": "Dev split", "test": "Test split"}
-    for slice_name in (shown, "covered"):
+    for i, slice_name in enumerate((shown, "covered")):
         systems = {s: sl[slice_name] for s, sl in rec.summary.systems.items() if slice_name in sl}
         if not systems:
             continue
@@ -93,7 +97,8 @@ def _run(rec, path: Path | None) -> list[str]:
         head = f"{titles.get(slice_name, md(slice_name))} (95 % {md(shown_iv.phrase(recorded))} intervals)"
         out += ["", f"#### {head}", ""]
         out.append(table(["system", "n", *metrics], rows))
-        out += _legend(slice_intervals(rec, slice_name, metrics)) + _run_evidence(shown_iv, recorded)
+        out += _legend(slice_intervals(rec, slice_name, metrics))
+        out += _run_evidence(shown_iv, recorded, estimand=i == 0)  # the estimand once per output
     cats_present = {c for sl in rec.summary.systems.values() if "all" in sl for c in sl["all"].per_category}
     cats = [c for c in CATEGORIES if c in cats_present] + sorted(cats_present - set(CATEGORIES))
     if cats:
@@ -405,7 +410,7 @@ def _cell(mark: str) -> str:
 def _design(res, _path) -> list[str]:
     d = res.to_dict()
     out = [f"### Coverage for this design: {md(d['design']['describe'])}", ""]
-    out.append(f"_Estimand: {md(res.design.estimand)}._")
+    out.append(f"_{md(estimand_note(res.design))}_")
     rows = [
         [md(cls), md(m["method"]) + _cell(res.default_cell(cls, m["method"])),
          f"{100 * m['min']:.1f} ± {100 * m['mc_margin']:.1f}", f"{100 * m['max']:.1f}",

@@ -44,11 +44,31 @@ def randomisation_floor_applies(alpha: float, m: int) -> bool:
     return 2.0 / 2**m > alpha
 
 
-#: Docs anchors of the full estimand texts (``docs/estimands.md``), keyed by estimand id.
-ESTIMAND_DOC = "docs/estimands.md"
+#: The page holding the full estimand texts, one anchor ``estimand-<id>`` per estimand id.
+ESTIMAND_DOC = "docs/goldsets.md"
+
+#: The estimand of each estimand id in a few words (the full text: :data:`harness.stats.design_evidence.ESTIMANDS`,
+#: and the docs anchor :func:`estimand_anchor`).
+ESTIMAND_SHORT = {
+    "srs": "mean over the gold set's documents",
+    "independent": "mean over the questions' population",
+    "pps": "corpus's chunk-weighted mean (PPS)",
+    "srs-documents": "corpus's chunk-weighted mean (K documents)",
+}
 
 
-def estimand_line(estimand_id: str) -> str:
+def estimand_anchor(estimand_id: str) -> str:
+    """``docs/goldsets.md#estimand-srs``: where the full text of estimand ``estimand_id`` lives."""
+    return f"{ESTIMAND_DOC}#estimand-{estimand_id}"
+
+
+def estimand_line(estimand_id: str, *, paired: bool = False) -> str:
     """``estimand_line``: the one line (at most 100 characters) an output prints for its estimand, linking the full
-    text: ``Estimand: <id> (docs/estimands.md#<id>)``."""
-    return f"Estimand: {estimand_id}, full text: {ESTIMAND_DOC}#{estimand_id}"
+    text: ``Estimand: the mean over the gold set's documents (docs/goldsets.md#estimand-srs)``; ``paired``: the
+    difference of that mean between two systems (``compare``, ``gate``).
+
+    Raises:
+        KeyError: an unknown estimand id.
+    """
+    what = ("difference of the " if paired else "the ") + ESTIMAND_SHORT[estimand_id]
+    return f"Estimand: {what} ({estimand_anchor(estimand_id)})"

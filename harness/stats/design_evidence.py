@@ -244,9 +244,12 @@ def design_coverage(
     return out
 
 
-def estimand_note(design: RunDesign) -> str:
-    """``Estimand: <the design's estimand in words>.``"""
-    return f"Estimand: {design.estimand}."
+def estimand_note(design: RunDesign, *, paired: bool = False) -> str:
+    """The design's estimand in one line of at most 100 characters linking its full text
+    (:func:`harness.report.wording.estimand_line`)."""
+    from harness.report.wording import estimand_line
+
+    return estimand_line(design.estimand_id, paired=paired)
 
 
 def design_notes(

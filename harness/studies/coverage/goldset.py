@@ -45,7 +45,7 @@ import numpy as np
 
 import harness.stats.batched as batched
 from harness.errors import HarnessInputError
-from harness.stats.design_evidence import RunDesign
+from harness.stats.design_evidence import RunDesign, estimand_note
 from harness.stats.methods import INTERVALS, display_order
 from harness.studies.coverage.population import Population
 
@@ -387,5 +387,5 @@ class DesignCoverage:
                     Text(self.default_cell(cls, name)),
                 )
         lines = [Text(f"{cls}: {self.no_default(cls)}") for cls in self.choice if self.no_default(cls)]
-        est = Text(f"Estimand: {self.design.estimand}. R = {self.config['reps']} per population.")
+        est = Text(f"{estimand_note(self.design)}. R = {self.config['reps']} per population.")
         return Group(t, *lines, est)
