@@ -179,3 +179,40 @@ def test_the_estimand_is_one_short_line_once_per_output_linking_its_full_text(tm
     for eid, full in ESTIMANDS.items():  # every anchor holds the full text
         at = doc.index(f'<a id="estimand-{eid}"></a>')
         assert full in " ".join(doc[at : at + 1200].split())
+
+
+def test_a_known_item_verdict_carries_its_own_estimand_and_evidence_in_every_format(tmp_path: Path):
+    from test_known_item_gate import population, write_ki
+
+    base, cand = population(drop=0.3)
+    ki = write_ki(tmp_path / "ki", {"bm25": base, "worse": cand}, names=["bm25", "worse=bm25:k1=0.1"])
+    args = ["gate", "--known-item", str(ki), "--baseline-system", "bm25", "--candidate-system", "worse",
+            "--known-item-margin", "0.01"]  # fmt: skip
+    line = "Estimand: difference of the corpus's chunk-query mean (docs/ci.md#estimand-known-item)"
+    assert len(line) <= 100
+    j = runner.invoke(app, [*args, "--format", "json"])
+    assert j.exit_code == 1, j.output
+    data = json.loads(j.stdout)["data"]
+    ev = data["coverage_evidence"]
+    assert ev["estimand_id"] == "known-item" and ev["measured"] and ev["nominal"] == 0.9
+    assert ev["coverage"] == data["checks"][0]["coverage"]["coverage"] and "goldset" not in data
+    nominal = f"nominal 90 %, measured {100 * ev['coverage']:.1f} ± {100 * ev['mc_margin']:.1f} %; nominal 95 %"
+    assert ev["text"].startswith(f"CR2 paired intervals, documents as clusters: {nominal}")
+    for fmt in ("table", "markdown", "junit"):
+        r = runner.invoke(app, [*args, "--format", fmt])
+        assert r.exit_code == 1, r.output
+        text = html.unescape(" ".join(r.stdout.replace("\\", "").split()))
+        assert line in text and nominal in text and "block known-item-gate" in text, (fmt, text)
+        for gold in ("gold set", "not measured for this design", "harness coverage --run", "goldset"):
+            assert gold not in text, (fmt, gold)
+
+
+def test_every_estimand_line_is_at_most_100_characters_and_its_anchor_exists():
+    from harness.report.wording import ESTIMAND_SHORT, estimand_anchor, estimand_line
+
+    root = Path(__file__).resolve().parents[1]
+    for eid in ESTIMAND_SHORT:
+        for paired in (False, True):
+            assert len(estimand_line(eid, paired=paired)) <= 100, eid
+        page, anchor = estimand_anchor(eid).split("#")
+        assert f'<a id="{anchor}"></a>' in (root / page).read_text(encoding="utf-8")

@@ -368,7 +368,12 @@ class GateVerdict:
         """The JSON form: every field (``None`` where a number does not exist, never NaN); every interval carries its
         ``flags`` (:func:`harness.evaluation.bounds.interval_flags`) and ``coverage_evidence`` says what the
         coverage study measured for the paired intervals' method (``None`` when it did not)."""
+        from harness.evaluation.known_item_gate import known_item_evidence_json, known_item_only
+
         d = {k: v for k, v in asdict(self).items() if k != "design"}
+        if known_item_only(self):  # its own design and evidence, nothing about a gold set (issue 42 item 3)
+            d.pop("goldset", None)
+            return interval_flags({**d, "coverage_evidence": known_item_evidence_json(self)})
         return interval_flags({**d, "coverage_evidence": paired_evidence_json(self.method, design=self.design)})
 
 

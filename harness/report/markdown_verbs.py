@@ -21,6 +21,7 @@ from harness.report.regressions import regressions_markdown
 from harness.report.studies import sample_rows
 from harness.report.sweep_multi import markdown_lines as multi_sweep_markdown
 from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, run_slice, run_warnings, slice_intervals
+from harness.report.wording import gate_evidence_lines
 from harness.stats.design_evidence import estimand_note
 from harness.stats.methods import evidence_notes, paired_evidence_lines
 from harness.stats.shown import ShownIntervals
@@ -219,7 +220,8 @@ def _gate(v, _path) -> list[str]:
     head = ["check", "diff", f"{100 * v.level:g} % interval", "-margin", "MDD (80 %)", "clusters needed",
             "clusters / questions", "verdict"]  # fmt: skip
     out = [gate_headline(v), "", table(head, rows, ["l", "r", "r", "r", "r", "r", "r", "l"])]
-    out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None) + _evidence(v.method, v.design)
+    out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
+    out += [x for note in gate_evidence_lines(v) for x in ("", f"_{md(note)}_")]
     out += ["", f"**Why:** {md(v.reason)}"]
     out += changes_markdown(v.changes)
     out += known_item_markdown(v)

@@ -26,6 +26,7 @@ from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS, outcome_of
 from harness.report.format import MISSING, diff_iv, fmt_iv, legend, mean_iv, num, rich_text, spaced, wtl
 from harness.report.regressions import regressions_table
+from harness.report.wording import gate_evidence_lines
 from harness.stats.methods import evidence_notes, paired_evidence_lines
 from harness.stats.shown import ShownIntervals
 from harness.terminal_safe import escape_controls as esc
@@ -431,7 +432,7 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
     for line in known_item_provenance(v):
         console.print(Text(esc(line)), soft_wrap=True)
     marks = legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
-    for line in (marks, *paired_evidence_lines(v.method, design=v.design)):
+    for line in (marks, *gate_evidence_lines(v)):
         if line:
             console.print(Text(line), soft_wrap=True)
     for c in v.checks:

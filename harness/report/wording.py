@@ -51,15 +51,21 @@ ESTIMAND_DOC = "docs/goldsets.md"
 #: and the docs anchor :func:`estimand_anchor`).
 ESTIMAND_SHORT = {
     "srs": "mean over the gold set's documents",
-    "independent": "mean over the questions' population",
+    "independent": "query population's mean",
     "pps": "corpus's chunk-weighted mean (PPS)",
-    "srs-documents": "corpus's chunk-weighted mean (K documents)",
+    "srs-documents": "mean of K whole documents",
+    "known-item": "corpus's chunk-query mean",
 }
 
 
+#: Estimands whose full text lives on another page than :data:`ESTIMAND_DOC` (the known-item check has no gold set).
+ESTIMAND_PAGES = {"known-item": "docs/ci.md"}
+
+
 def estimand_anchor(estimand_id: str) -> str:
-    """``docs/goldsets.md#estimand-srs``: where the full text of estimand ``estimand_id`` lives."""
-    return f"{ESTIMAND_DOC}#estimand-{estimand_id}"
+    """``docs/goldsets.md#estimand-srs``: where the full text of estimand ``estimand_id`` lives (the known-item
+    check's: ``docs/ci.md#estimand-known-item``)."""
+    return f"{ESTIMAND_PAGES.get(estimand_id, ESTIMAND_DOC)}#estimand-{estimand_id}"
 
 
 def estimand_line(estimand_id: str, *, paired: bool = False) -> str:
@@ -72,3 +78,40 @@ def estimand_line(estimand_id: str, *, paired: bool = False) -> str:
     """
     what = ("difference of the " if paired else "the ") + ESTIMAND_SHORT[estimand_id]
     return f"Estimand: {what} ({estimand_anchor(estimand_id)})"
+
+
+#: Where the known-item gate's interval was chosen by measurement (the generated block of docs/measurements.md).
+KNOWN_ITEM_STUDY = "docs/measurements.md, block known-item-gate"
+
+
+def known_item_coverage(coverage: dict) -> str:
+    """``known_item_coverage``: the coverage line of a known-item check (its own design: the corpus's chunk-queries,
+    documents as clusters), nominal and measured side by side, from :func:`harness.evaluation.known_item_gate.
+    measured_coverage`'s dict (``level``, ``coverage``, ``mc_margin``, ``coverage_95``, ``reps``, ``documents``; an
+    empty dict: not measured)."""
+    if not coverage:
+        return (
+            f"CR2 paired intervals, documents as clusters: coverage not measured; the design study: {KNOWN_ITEM_STUDY}"
+        )
+    margin = coverage.get("mc_margin")
+    pm = "" if margin is None else f" ± {100 * margin:.1f}"
+    c95 = coverage.get("coverage_95")
+    tail = "" if c95 is None else f"; nominal 95 %, measured {100 * c95:.1f} %"
+    return (
+        f"CR2 paired intervals, documents as clusters: nominal {100 * coverage['level']:g} %, measured "
+        f"{100 * coverage['coverage']:.1f}{pm} %{tail} ({coverage['reps']} samples of {coverage['documents']} "
+        f"documents drawn with replacement from this corpus); the design study: {KNOWN_ITEM_STUDY}"
+    )
+
+
+def gate_evidence_lines(verdict) -> list[str]:
+    """The estimand and coverage lines a gate output prints once: a known-item verdict (no gold set) its own
+    (:func:`estimand_line` ``known-item``, :func:`known_item_coverage`), else the gold-set design's
+    (:func:`harness.stats.methods.paired_evidence_lines`)."""
+    from harness.evaluation.known_item_gate import known_item_only
+    from harness.stats.methods import paired_evidence_lines
+
+    if known_item_only(verdict):
+        cov = verdict.checks[0].coverage
+        return [estimand_line("known-item", paired=True), known_item_coverage(cov)]
+    return paired_evidence_lines(verdict.method, design=verdict.design)
