@@ -26,11 +26,19 @@ from harness.stats.design_evidence import (
     srs_documents_note,
 )
 from harness.stats.evidence import DesignEvidence, MethodEvidence, read_evidence
-from harness.stats.methods import INTERVALS, evidence_notes, paired_evidence_json, paired_evidence_note
+from harness.stats.methods import (
+    INTERVALS,
+    evidence_notes,
+    paired_evidence_json,
+    paired_evidence_lines,
+    paired_evidence_note,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "runs" / "baselines" / "mx-leyes-dof-eval-v1-six-systems"
 GOLD_SIZES = (6, 3, 3, 3, 2, 2, 2, 2) + (1,) * 19
+SHORT = "Estimand: the mean over the gold set's documents (docs/goldsets.md#estimand-srs)"
+SHORT_PAIRED = "Estimand: difference of the mean over the gold set's documents (docs/goldsets.md#estimand-srs)"
 ESTIMAND = "mean over the gold set's documents, each weighted by its questions; not the corpus's chunk-weighted mean"
 WRONG_DESIGN = "K = 10–80"  # the whole-document range of the coverage study, printed before issue 29
 
@@ -74,7 +82,7 @@ def test_a_matched_design_prints_its_measured_coverage_and_the_rules_default(tmp
     assert "Monte Carlo ± 0.6 pts" in cov["text"] and "R = 2000" in cov["text"]
     assert "this design's default by the rule: CR2, logit scale, measured 95.5–97.5 %" in cov["text"]
     notes = design_notes("cr2", {"binary": ["hit@1"], "unit": ["mrr"]}, d, path=path)
-    assert notes[0] == f"Estimand: {ESTIMAND}."
+    assert notes[0] == SHORT  # issue 42 item 5: one short line linking the full text
     assert notes[1].startswith("cr2 intervals of hit@1 (binary): measured coverage 91.2–94.8 %")
     assert notes[2] == "cr2 intervals of mrr (unit): not measured for this design: run `harness coverage --run runs/x`"
 
@@ -120,14 +128,14 @@ def test_every_rendering_of_a_run_names_the_estimand_and_this_designs_coverage()
     md = render_markdown(data)
     html = render_html(data)
     for out in (text, " ".join(md.split()).replace("\\", ""), html.replace("&#x27;", "'").replace("&#x60;", "`")):
-        assert ESTIMAND in out
+        assert out.count(SHORT) == 1  # one short line per output (issue 42 item 5)
         assert unit in out
         assert WRONG_DESIGN not in out
     js = KINDS["run"].data(run)["coverage_evidence"]
     assert js["estimand"] == ESTIMAND and js["design"]["cluster_sizes"] == list(GOLD_SIZES)
     assert js["metrics"]["mrr"]["text"] == unit and js["metrics"]["mrr"]["outcome"] == "unit"
     notes = evidence_notes("cr2", {"mrr": ("unit", {"cr2", "cr2_logit"})}, design=run_design(run))
-    assert notes[0] == f"Estimand: {ESTIMAND}." and all(WRONG_DESIGN not in n for n in notes)
+    assert notes[0] == SHORT and all(WRONG_DESIGN not in n for n in notes)
 
 
 def test_run_markdown_of_the_run_verb_names_the_estimand_per_slice():
@@ -135,7 +143,7 @@ def test_run_markdown_of_the_run_verb_names_the_estimand_per_slice():
 
     run = load_run(BASELINE)
     out = " ".join(render("run", run).split()).replace("\\", "")
-    assert f"Estimand: {ESTIMAND}." in out and WRONG_DESIGN not in out
+    assert out.count(SHORT) == 1 and WRONG_DESIGN not in out  # once per output (issue 42 item 5)
     assert _expected(run, "binary") in out and "measured coverage" in _expected(run, "binary")
 
 
@@ -143,7 +151,8 @@ def test_paired_notes_carry_the_estimand_and_this_designs_coverage(tmp_path):
     path = _evidence_file(tmp_path)
     d = RunDesign("srs", GOLD_SIZES, "runs/x")
     note = paired_evidence_note("cr2", design=d, path=path)
-    assert note.startswith(f"Estimand: difference of the {ESTIMAND}. CR2 (Satterthwaite t) paired intervals: ")
+    assert paired_evidence_lines("cr2", design=d, path=path) == [SHORT_PAIRED, note]
+    assert note.startswith("CR2 (Satterthwaite t) paired intervals: ")
     assert "measured coverage 91.2–94.8 %" in note
     js = paired_evidence_json("cr2", design=d, path=path)
     assert js["measured"] and js["estimand"].startswith("difference of the mean over the gold set's documents")

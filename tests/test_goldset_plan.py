@@ -146,7 +146,7 @@ def test_a_run_on_a_pps_gold_set_reports_hansen_hurwitz_and_compare_uses_it(tmp_
     cmp = ["compare", str(run.path), str(run.path), "--baseline-system", "bm25", "--candidate-system", "tfidf",
            "--metric", "mrr", "--reps", "200"]  # fmt: skip
     out = " ".join(runner.invoke(app, cmp).stdout.split())
-    assert "Estimand: difference of the corpus's chunk-weighted mean" in out
+    assert "Estimand: difference of the corpus's chunk-weighted mean (PPS) (docs/goldsets.md#estimand-pps)" in out
     assert "Hansen-Hurwitz t [PPS] paired intervals" in out
 
 

@@ -28,7 +28,7 @@ VERBS = {
 def test_the_note_is_this_designs_evidence_for_paired_cr2():
     design = run_design(load_run(BASELINE))
     note = paired_evidence_note("cr2", design=design)
-    assert note.startswith("Estimand: difference of the mean over the gold set's documents")
+    assert note.startswith("CR3 jackknife") or note.startswith("CR2 (Satterthwaite t) paired intervals")
     js = paired_evidence_json("cr2", design=design)
     assert js["method"] == "cr2" and js["outcome"] == "paired" and js["text"] in note
     assert "K = 10–80" not in note
@@ -44,7 +44,10 @@ def test_every_format_carries_this_designs_coverage(verb):
     table = runner.invoke(app, VERBS[verb])
     assert table.exit_code in (0, 3), table.output
     flat = " ".join(table.stdout.split())
-    assert "paired intervals: " + text.split(" (")[0] in flat and "Estimand: difference of the" in flat
+    assert (
+        "paired intervals: " + text.split(" (")[0] in flat
+        and "Estimand: difference of the mean over the gold set's documents (docs/goldsets.md#estimand-srs)" in flat
+    )
     md = runner.invoke(app, [*VERBS[verb], "--format", "markdown"])
     assert text.split(" (")[0] in " ".join(md.stdout.split()).replace("\\", "")
     data = json.loads(runner.invoke(app, [*VERBS[verb], "--format", "json"]).stdout)["data"]

@@ -52,6 +52,17 @@ def _wtl(diff: np.ndarray, eps: float = 1e-12) -> dict[str, int]:
     }
 
 
+def _p_floor(alpha: float, cluster_diffs: np.ndarray, eps: float = 1e-12) -> str | None:
+    """The sentence of :func:`harness.report.wording.randomisation_floor` when the two-sided sign-flip test on
+    ``cluster_diffs`` (one mean difference per cluster) cannot reach ``p < alpha`` (its smallest attainable p is
+    ``2 / 2^m``, m the clusters whose difference is not 0: a zero cluster's sign flip changes nothing); else None."""
+    from harness.report.wording import randomisation_floor, randomisation_floor_applies
+
+    m = int((np.abs(cluster_diffs) > eps).sum())
+    alpha = round(alpha, 12)
+    return randomisation_floor(alpha, m) if m and randomisation_floor_applies(alpha, m) else None
+
+
 @dataclass
 class MetricComparison:
     """Paired difference B - A for one metric and one pair of systems.
@@ -67,6 +78,9 @@ class MetricComparison:
             ``lower``, ``upper``, ``df``, ``method``, ``warnings``).
         missing_a, missing_b: questions without any ranking (scored 0) on each side.
         warnings: the interval's warnings (few clusters).
+        p_floor: when the sign-flip test cannot reach ``p < 1 - level`` (``2 / 2^m > alpha``, m the clusters with a
+            non-zero difference), the sentence saying so and that the verdict uses the interval
+            (:func:`harness.report.wording.randomisation_floor`); else ``None``.
         regressions: the questions B does worse on than A, worst first, every one
             (:class:`harness.evaluation.regressions.Regression` as dicts: qid, category, baseline (A), candidate (B),
             diff, rank_baseline, rank_candidate of the first gold item at the metric's level, level).
@@ -88,6 +102,7 @@ class MetricComparison:
     missing_b: int = 0
     warnings: list[str] = field(default_factory=list)
     regressions: list[dict] = field(default_factory=list)
+    p_floor: str | None = None
 
 
 @dataclass
@@ -239,6 +254,7 @@ def compare_runs(
                     missing_b=pv.missing_b,
                     warnings=iv.warnings,
                     regressions=[asdict(r) for r in regressed_questions(a, b, sa, sb, metric, pv)],
+                    p_floor=_p_floor(1 - level, cdiff),
                 )
             )
         if len(group) > 1:
@@ -257,6 +273,9 @@ def compare_runs(
         )
     if len(pairs) == 1:
         notes.append("one pair compared, so no Holm adjustment")
+    for c in out:
+        if c.p_floor:
+            notes.append(f"{c.metric} {c.system_b} - {c.system_a}: {c.p_floor}")
     for c in out:
         for side, n, s in (("A", c.missing_a, c.system_a), ("B", c.missing_b, c.system_b)):
             note = f"{side} ({s}) has no ranking for {n} questions; they score 0"

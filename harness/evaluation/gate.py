@@ -188,6 +188,24 @@ def _degenerate(pv: PairedValues) -> str | None:
     return None
 
 
+def _no_method_holds(checks: list[GateCheck], run: RunRecord, method: str) -> None:
+    """When no paired interval method reaches 93 % coverage for ``run``'s design (its evidence entry's ``paired``
+    default is ``None``), every check that is not exactly 0 becomes INCONCLUSIVE with that reason (issue 42 item 2):
+    a PASS or FAIL on an interval that undercovers is not a verdict."""
+    from harness.report.wording import no_method_holds
+    from harness.stats.shown import ShownIntervals, short_label, unheld
+
+    held = unheld(ShownIntervals.for_run(run).design)
+    if "paired" not in held:
+        return
+    why = no_method_holds(short_label(method), held["paired"])
+    for c in checks:
+        if c.lower == c.upper == 0.0 and c.diff == 0.0:
+            continue
+        c.reason = f"{why} (the interval alone would read: {c.reason})"
+        c.decision = "INCONCLUSIVE"
+
+
 def judge(
     pv: PairedValues,
     *,
@@ -350,7 +368,12 @@ class GateVerdict:
         """The JSON form: every field (``None`` where a number does not exist, never NaN); every interval carries its
         ``flags`` (:func:`harness.evaluation.bounds.interval_flags`) and ``coverage_evidence`` says what the
         coverage study measured for the paired intervals' method (``None`` when it did not)."""
+        from harness.evaluation.known_item_gate import known_item_evidence_json, known_item_only
+
         d = {k: v for k, v in asdict(self).items() if k != "design"}
+        if known_item_only(self):  # its own design and evidence, nothing about a gold set (issue 42 item 3)
+            d.pop("goldset", None)
+            return interval_flags({**d, "coverage_evidence": known_item_evidence_json(self)})
         return interval_flags({**d, "coverage_evidence": paired_evidence_json(self.method, design=self.design)})
 
 
@@ -442,6 +465,7 @@ def gate(
         sub = pv.where(mask)
         checks.append(judge(sub, margin=g.margin, alpha=alpha, metric=m, category=g.category, method=method))
         checks[-1].regressions = [asdict(r) for r in regressed_questions(a, b, sa, sb, m, sub)]
+    _no_method_holds(checks, a, method)
     decision, reason = combine(checks)
     exit_code = EXIT_CODES[decision]
     if decision == "INCONCLUSIVE" and on_inconclusive:

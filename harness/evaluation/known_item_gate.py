@@ -57,7 +57,9 @@ __all__ = [
     "add_known_item",
     "check_matches_runs",
     "known_item_check",
+    "known_item_evidence_json",
     "known_item_gate",
+    "known_item_only",
     "load_pair",
     "measured_coverage",
 ]
@@ -497,6 +499,36 @@ def apply_known_item(
     check_matches_runs(pair, load_run(verdict.baseline), load_run(verdict.candidate), sa, sb)
     check = known_item_check(pair, margin=margin, alpha=verdict.alpha, coverage_reps=coverage_reps)
     return add_known_item(verdict, check)
+
+
+def known_item_only(verdict: GateVerdict) -> bool:
+    """Whether ``verdict`` is a known-item verdict alone (``harness gate --known-item KI_DIR`` without run records):
+    its checks are known-item checks and it has no gold set."""
+    return bool(verdict.checks) and not verdict.goldset and all(isinstance(c, KnownItemCheck) for c in verdict.checks)
+
+
+def known_item_evidence_json(verdict: GateVerdict) -> dict:
+    """The ``coverage_evidence`` of a known-item verdict: its own estimand id (``known-item``), design, method,
+    nominal and measured coverage (at the check's level and at 95 %) and the line printed
+    (:func:`harness.report.wording.known_item_coverage`)."""
+    from harness.report.wording import KNOWN_ITEM_STUDY, known_item_coverage
+
+    c = verdict.checks[0]
+    cov = c.coverage or {}
+    return {
+        "estimand_id": "known-item",
+        "design": {"sampling": "census", "clusters": "documents", "n_clusters": c.n_clusters},
+        "method": INTERVAL_METHOD,
+        "measured": bool(cov),
+        "nominal": cov.get("level"),
+        "coverage": cov.get("coverage"),
+        "mc_margin": cov.get("mc_margin"),
+        "nominal_95": 0.95 if cov else None,
+        "coverage_95": cov.get("coverage_95"),
+        "reps": cov.get("reps"),
+        "study": KNOWN_ITEM_STUDY,
+        "text": known_item_coverage(cov),
+    }
 
 
 def known_item_provenance(verdict: GateVerdict) -> list[str]:

@@ -31,10 +31,11 @@ import xml.etree.ElementTree as ET
 
 from harness.evaluation.changes import change_line
 from harness.evaluation.gate import GateCheck, GateVerdict
-from harness.evaluation.known_item_gate import known_item_properties
+from harness.evaluation.known_item_gate import known_item_only, known_item_properties
 from harness.relpath import shown_path
 from harness.report.regressions import CAP, regression_rows
 from harness.report.terminal import gate_check_line
+from harness.report.wording import gate_evidence_lines
 
 _NOT_XML = re.compile(
     "[\x00-\x08\x0b\x0c\r\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
@@ -107,6 +108,9 @@ def junit_xml(v: GateVerdict) -> str:
         info["report_url"] = v.report_url
     info["changes"] = "; ".join(change_line(c).removeprefix("changed: ") for c in v.changes) or "none"
     info.update(known_item_properties(v))
+    if known_item_only(v):  # its own estimand and evidence, nothing about a gold set (issue 42 item 3)
+        del info["goldset"], info["split"]
+    info["estimand"], info["coverage_evidence"] = gate_evidence_lines(v)
     for name, value in info.items():
         _el(props, "property", name=name, value=str(value))
     for c, outcome in zip(v.checks, outcomes, strict=True):

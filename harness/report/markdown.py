@@ -99,7 +99,9 @@ def _systems(data: ReportData, slice_name: str = "all") -> list[str]:
         if (ov := e.overall(m, slice_name)) is not None
     )
     out += ["", f"_{md(marks)}_"] if marks else []
-    notes = evidence_notes(shown.by_class(recorded), recorded, design=shown.design, source=shown.source)
+    notes = evidence_notes(  # the estimand once per output: under the first table ("all") only
+        shown.by_class(recorded), recorded, design=shown.design, source=shown.source, estimand=slice_name == "all"
+    )
     out += [f"_{md(note)}_" for note in notes]
     if isinstance(df, (int, float)) and df < 4 and slice_name == "all":
         out += ["", f"> **Warning:** df {df:.1f} &lt; 4: the intervals are unreliable (too few clusters)."]

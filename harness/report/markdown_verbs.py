@@ -21,7 +21,9 @@ from harness.report.regressions import regressions_markdown
 from harness.report.studies import sample_rows
 from harness.report.sweep_multi import markdown_lines as multi_sweep_markdown
 from harness.report.terminal import EVIDENCE_METRICS, MAIN_METRICS, run_slice, run_warnings, slice_intervals
-from harness.stats.methods import evidence_notes, paired_evidence_note
+from harness.report.wording import gate_evidence_lines
+from harness.stats.design_evidence import estimand_note
+from harness.stats.methods import evidence_notes, paired_evidence_lines
 from harness.stats.shown import ShownIntervals
 
 URL_SAFE = "/:?#@!$&'*+,;=%~-._"
@@ -34,8 +36,7 @@ def _legend(ivs) -> list[str]:
 
 
 def _evidence(method: str, design=None) -> list[str]:
-    note = paired_evidence_note(method, design=design)
-    return ["", f"_{md(note)}_"] if note else []
+    return [x for note in paired_evidence_lines(method, design=design) for x in ("", f"_{md(note)}_")]
 
 
 def _recorded(systems: dict, metrics: list[str]) -> dict[str, tuple[str, set[str]]]:
@@ -45,8 +46,12 @@ def _recorded(systems: dict, metrics: list[str]) -> dict[str, tuple[str, set[str
     }
 
 
-def _run_evidence(shown: ShownIntervals, recorded: dict[str, tuple[str, set[str]]]) -> list[str]:
-    notes = evidence_notes(shown.by_class(recorded), recorded, design=shown.design, source=shown.source)
+def _run_evidence(
+    shown: ShownIntervals, recorded: dict[str, tuple[str, set[str]]], *, estimand: bool = True
+) -> list[str]:
+    notes = evidence_notes(
+        shown.by_class(recorded), recorded, design=shown.design, source=shown.source, estimand=estimand
+    )
     return [x for n in notes for x in ("", f"_{md(n)}_")]
 
 
@@ -75,7 +80,7 @@ def _run(rec, path: Path | None) -> list[str]:
         out[-1] += f" Subset {md(sub['label'])}: {md(sub['n_questions'])} of {md(sub['of'])} questions."
     shown = run_slice(rec)
     titles = {"all": "All questions", "covered": "Fully covered slice", "dev": "Dev split", "test": "Test split"}
-    for slice_name in (shown, "covered"):
+    for i, slice_name in enumerate((shown, "covered")):
         systems = {s: sl[slice_name] for s, sl in rec.summary.systems.items() if slice_name in sl}
         if not systems:
             continue
@@ -93,7 +98,8 @@ def _run(rec, path: Path | None) -> list[str]:
         head = f"{titles.get(slice_name, md(slice_name))} (95 % {md(shown_iv.phrase(recorded))} intervals)"
         out += ["", f"#### {head}", ""]
         out.append(table(["system", "n", *metrics], rows))
-        out += _legend(slice_intervals(rec, slice_name, metrics)) + _run_evidence(shown_iv, recorded)
+        out += _legend(slice_intervals(rec, slice_name, metrics))
+        out += _run_evidence(shown_iv, recorded, estimand=i == 0)  # the estimand once per output
     cats_present = {c for sl in rec.summary.systems.values() if "all" in sl for c in sl["all"].per_category}
     cats = [c for c in CATEGORIES if c in cats_present] + sorted(cats_present - set(CATEGORIES))
     if cats:
@@ -214,7 +220,8 @@ def _gate(v, _path) -> list[str]:
     head = ["check", "diff", f"{100 * v.level:g} % interval", "-margin", "MDD (80 %)", "clusters needed",
             "clusters / questions", "verdict"]  # fmt: skip
     out = [gate_headline(v), "", table(head, rows, ["l", "r", "r", "r", "r", "r", "r", "l"])]
-    out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None) + _evidence(v.method, v.design)
+    out += _legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
+    out += [x for note in gate_evidence_lines(v) for x in ("", f"_{md(note)}_")]
     out += ["", f"**Why:** {md(v.reason)}"]
     out += changes_markdown(v.changes)
     out += known_item_markdown(v)
@@ -398,12 +405,16 @@ def _suite(res, path) -> list[str]:
     return out
 
 
+def _cell(mark: str) -> str:
+    return f" ({md(mark)})" if mark else ""
+
+
 def _design(res, _path) -> list[str]:
     d = res.to_dict()
     out = [f"### Coverage for this design: {md(d['design']['describe'])}", ""]
-    out.append(f"_Estimand: {md(res.design.estimand)}._")
+    out.append(f"_{md(estimand_note(res.design))}_")
     rows = [
-        [md(cls), md(m["method"]) + (" (default)" if m["default"] else ""),
+        [md(cls), md(m["method"]) + _cell(res.default_cell(cls, m["method"])),
          f"{100 * m['min']:.1f} ± {100 * m['mc_margin']:.1f}", f"{100 * m['max']:.1f}",
          num(m["max_width_ratio"], ".2f")]
         for cls, c in d["outcomes"].items()
@@ -411,6 +422,7 @@ def _design(res, _path) -> list[str]:
         if m["candidate"]
     ]  # fmt: skip
     out += ["", table(["outcome", "method", "min coverage (%)", "max (%)", "max width / reference"], rows)]
+    out += [f"- **{md(cls)}**: {md(c['no_default'])}" for cls, c in d["outcomes"].items() if c["no_default"]]
     return out + ["", f"R = {md(d['config']['reps'])} per population; {md(d['rule'])}."]
 
 

@@ -26,7 +26,8 @@ from harness.goldset.schema import CATEGORIES
 from harness.metrics import METRIC_SETS, outcome_of
 from harness.report.format import MISSING, diff_iv, fmt_iv, legend, mean_iv, num, rich_text, spaced, wtl
 from harness.report.regressions import regressions_table
-from harness.stats.methods import evidence_notes, paired_evidence_note
+from harness.report.wording import gate_evidence_lines
+from harness.stats.methods import evidence_notes, paired_evidence_lines
 from harness.stats.shown import ShownIntervals
 from harness.terminal_safe import escape_controls as esc
 from harness.terminal_safe import safe_console
@@ -103,10 +104,13 @@ def fits(console: Console, renderable) -> bool:
     return console.measure(renderable, options=console.options.update(max_width=10_000)).maximum <= console.width
 
 
-def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS, *, narrow: bool = False) -> Table:
+def systems_table(
+    run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS, *, narrow: bool = False, estimand: bool = True
+) -> Table:
     """System x metric table with 95 % intervals, per metric the rule's default for the run's design
     (:class:`harness.stats.shown.ShownIntervals`, named in the title); an interval never wraps inside itself
-    (``no_wrap``), and with ``narrow`` each cell puts the estimate above its interval (:func:`stacked`)."""
+    (``no_wrap``), and with ``narrow`` each cell puts the estimate above its interval (:func:`stacked`); the
+    estimand line is printed under the first table of an output only (``estimand=False`` for the others)."""
     first = next(iter(run.summary.systems.values()), {})
     n_q = first[slice_name].n_questions if slice_name in first else 0
     cl = run.manifest.clusters
@@ -136,7 +140,9 @@ def systems_table(run: RunRecord, slice_name: str = "all", metrics=MAIN_METRICS,
         t.add_row(rich_text(system), *[rich_text(shape(c)) for c in cells])
     lines = [
         legend(slice_intervals(run, slice_name, metrics)),
-        *evidence_notes(shown.by_class(recorded), recorded, design=shown.design, source=shown.source),
+        *evidence_notes(
+            shown.by_class(recorded), recorded, design=shown.design, source=shown.source, estimand=estimand
+        ),
     ]
     if any(lines):
         t.caption = Text("\n".join(x for x in lines if x))
@@ -243,13 +249,13 @@ def render_run(run: RunRecord, console: Console | None = None) -> None:
     console.print(systems_table(run, shown, narrow=narrow))
     first = next(iter(run.summary.systems.values()), {})
     if "covered" in first:
-        console.print(systems_table(run, "covered", narrow=narrow))
+        console.print(systems_table(run, "covered", narrow=narrow, estimand=False))
     cats = category_table(run, "mrr", shown)
     console.print(cats if fits(console, cats) else category_table(run, "mrr", shown, transpose=True))
-    console.print(systems_table(run, shown, metrics=EVIDENCE_METRICS, narrow=narrow))
+    console.print(systems_table(run, shown, metrics=EVIDENCE_METRICS, narrow=narrow, estimand=False))
     chosen = run.manifest.chosen_metrics
     if chosen:  # harness run --metrics: the metrics asked for
-        console.print(systems_table(run, shown, metrics=tuple(chosen), narrow=narrow))
+        console.print(systems_table(run, shown, metrics=tuple(chosen), narrow=narrow, estimand=False))
     if shown != "all" and "all" in first:
         console.print(
             Text(
@@ -350,7 +356,7 @@ def render_comparison(rep: ComparisonReport, console: Console | None = None) -> 
         t = _narrow_comparison_table(rep, t.title)
     lines = [
         x
-        for x in (legend(c.interval for c in rep.comparisons), paired_evidence_note(rep.method, design=rep.design))
+        for x in (legend(c.interval for c in rep.comparisons), *paired_evidence_lines(rep.method, design=rep.design))
         if x
     ]
     if lines:
@@ -426,7 +432,7 @@ def render_gate(v: GateVerdict, console: Console | None = None) -> None:
     for line in known_item_provenance(v):
         console.print(Text(esc(line)), soft_wrap=True)
     marks = legend((c.lower, c.upper) for c in v.checks if c.lower is not None)
-    for line in (marks, paired_evidence_note(v.method, design=v.design)):
+    for line in (marks, *gate_evidence_lines(v)):
         if line:
             console.print(Text(line), soft_wrap=True)
     for c in v.checks:

@@ -197,8 +197,9 @@ def design_coverage(
     """The coverage of ``method``'s intervals for outcomes of class ``outcome`` under ``design``, as JSON.
 
     Returns:
-        ``{"method", "outcome", "measured", "min", "max", "mc_margin", "populations", "reps", "default",
-        "default_min", "default_max", "text"}``; ``measured`` false (and ``min``/``max`` None) when the committed
+        ``{"method", "outcome", "measured", "min", "max", "mc_margin", "populations", "reps", "holds", "default",
+        "default_min", "default_max", "text"}`` (``holds`` false and ``default`` None when no method reaches 93 % for
+        this design); ``measured`` false (and ``min``/``max`` None) when the committed
         evidence has no entry for this design or class, ``text`` then saying how to measure it.
     """
     entry = matching_design(design, path=path)
@@ -223,7 +224,13 @@ def design_coverage(
     )
     if default and dflt is not None and default != method.removeprefix("paired_"):
         text += f"; this design's default by the rule: {_label(default, labels)}, measured {_pct(dflt.min, dflt.max)}"
+    if outcome in entry.defaults and default is None:  # no method reaches 93 % (issue 42 item 2)
+        from harness.report.wording import no_method_holds
+        from harness.stats.shown import short_label
+
+        text += "; " + no_method_holds(short_label(method), got.min)
     out.update(
+        holds=default is not None,
         min=got.min,
         max=got.max,
         mc_margin=margin,
@@ -237,9 +244,12 @@ def design_coverage(
     return out
 
 
-def estimand_note(design: RunDesign) -> str:
-    """``Estimand: <the design's estimand in words>.``"""
-    return f"Estimand: {design.estimand}."
+def estimand_note(design: RunDesign, *, paired: bool = False) -> str:
+    """The design's estimand in one line of at most 100 characters linking its full text
+    (:func:`harness.report.wording.estimand_line`)."""
+    from harness.report.wording import estimand_line
+
+    return estimand_line(design.estimand_id, paired=paired)
 
 
 def design_notes(

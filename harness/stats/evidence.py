@@ -69,7 +69,8 @@ class DesignEvidence(_Model):
     drawn with probability proportional to their queries, with replacement, ``harness goldset plan``);
     ``cluster_sizes`` (questions per cluster, descending: the design's key); ``estimand`` (``"macro"``: the mean
     over documents, each document once; ``"micro"``: the corpus's chunk-weighted mean); ``run`` the run it was taken
-    from; ``defaults`` ``{outcome class: method}`` by the rule at this K; ``methods`` ``{method: {class:
+    from; ``defaults`` ``{outcome class: method}`` by the rule at this K (``None``: no method reaches 93 %);
+    ``methods`` ``{method: {class:
     MethodEvidence}}`` (min/max coverage over the populations of the class, at this one K).
     """
 
@@ -84,7 +85,7 @@ class DesignEvidence(_Model):
     level: float
     generated_by: str
     rule: str
-    defaults: dict[str, str]
+    defaults: dict[str, str | None]
     methods: dict[str, dict[str, MethodEvidence]]
 
     def key(self) -> tuple[str, tuple[int, ...]]:

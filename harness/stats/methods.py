@@ -36,7 +36,7 @@ from harness.stats._core import as_vector, encode_clusters, fail
 from harness.stats.bootstrap import cluster_bootstrap
 from harness.stats.cr2 import cr2
 from harness.stats.cr3 import cr3, cr3_kernel
-from harness.stats.design_evidence import RunDesign, design_coverage, design_notes
+from harness.stats.design_evidence import RunDesign, design_coverage, design_notes, estimand_note
 from harness.stats.evidence import CoverageEvidence, coverage_evidence
 from harness.stats.interval import Interval
 from harness.stats.korn_graubard import korn_graubard, korn_graubard_kernel
@@ -145,6 +145,7 @@ __all__ = [
     "evidence_by_metric",
     "evidence_notes",
     "paired_evidence_json",
+    "paired_evidence_lines",
     "paired_evidence_note",
     "Recorded",
     "default_method",
@@ -281,6 +282,7 @@ def evidence_notes(
     design: RunDesign | None = None,
     path: str | Path | None = None,
     source: str | None = None,
+    estimand: bool = True,
 ) -> list[str]:
     """The lines printed under a table of ``method``'s intervals: the estimand in words, then per outcome class the
     coverage measured for the run's own design (:mod:`harness.stats.design_evidence`).
@@ -295,6 +297,7 @@ def evidence_notes(
         path: another evidence file (tests); default the committed one.
         source: where a per-class choice comes from when the design was not measured
             (:attr:`harness.stats.shown.ShownIntervals.source`).
+        estimand: print the estimand line (False under every table of an output but the first).
 
     Returns:
         ``["Estimand: mean over the gold set's documents, ...", "CR2 (Satterthwaite t) intervals of hit@1 (binary):
@@ -302,23 +305,36 @@ def evidence_notes(
         coverage --run RUN`", ...]``.
     """
     by_class = _by_class(metrics)
-    return design_notes(method, by_class, design or RunDesign("srs", ()), path=path, labels=_labels(), source=source)
+    notes = design_notes(method, by_class, design or RunDesign("srs", ()), path=path, labels=_labels(), source=source)
+    return notes if estimand else notes[1:]
 
 
 def paired_evidence_note(method: str, *, design: RunDesign | None = None, path: str | Path | None = None) -> str:
-    """The note ``compare`` and ``gate`` print beside ``method``'s paired intervals: the estimand (a difference of
-    the design's means) and the coverage measured for paired differences under the run's design."""
+    """The note ``compare`` and ``gate`` print beside ``method``'s paired intervals: the coverage measured for paired
+    differences under the run's design (the estimand goes on its own line: :func:`paired_evidence_lines`)."""
     design = design or RunDesign("srs", ())
     cov = design_coverage(method, "paired", design, path=path, labels=_labels())
-    est = design.estimand.removeprefix("the ")
-    return f"Estimand: difference of the {est}. {_label_of(method)} paired intervals: {cov['text']}"
+    return f"{_label_of(method)} paired intervals: {cov['text']}"
+
+
+def paired_evidence_lines(method: str, *, design: RunDesign | None = None, path: str | Path | None = None) -> list[str]:
+    """The two lines ``compare`` and ``gate`` print once per output beside ``method``'s paired intervals: the
+    estimand (a difference of the design's means, at most 100 characters with its docs anchor,
+    :func:`harness.stats.design_evidence.estimand_note`) and :func:`paired_evidence_note`."""
+    design = design or RunDesign("srs", ())
+    return [estimand_note(design, paired=True), paired_evidence_note(method, design=design, path=path)]
 
 
 def paired_evidence_json(method: str, *, design: RunDesign | None = None, path: str | Path | None = None) -> dict:
     """The JSON form of :func:`paired_evidence_note`: ``{"estimand", "design", **design_coverage(...)}``."""
     design = design or RunDesign("srs", ())
     cov = design_coverage(method, "paired", design, path=path, labels=_labels())
-    return {"estimand": f"difference of the {design.estimand.removeprefix('the ')}", "design": design.to_dict(), **cov}
+    return {
+        "estimand": f"difference of the {design.estimand.removeprefix('the ')}",
+        "estimand_id": design.estimand_id,
+        "design": design.to_dict(),
+        **cov,
+    }
 
 
 def _labels() -> dict[str, str]:

@@ -39,6 +39,15 @@ PPS_FALLBACK: dict[str, str] = {
 }
 
 
+#: The reference interval shown, per class, when no method reaches 93 % for a design: CR2 (Hansen-Hurwitz for PPS).
+REFERENCE_SHOWN: dict[str, dict[str, str]] = {
+    "srs": dict.fromkeys(CLASSES, "cr2"),
+    "independent": dict.fromkeys(CLASSES, "cr2"),
+    "pps": {"binary": "hansen_hurwitz", "unit": "hansen_hurwitz", "continuous": "hansen_hurwitz",
+            "paired": "hansen_hurwitz"},
+}  # fmt: skip
+
+
 def fallback(sampling: str) -> dict[str, str]:
     """``{class: method}`` without evidence: the registry's :data:`~harness.stats.methods.DEFAULTS` (``srs``, read
     when called) or :data:`PPS_FALLBACK` (``pps``)."""
@@ -90,8 +99,29 @@ def design_defaults(design: RunDesign, *, path: str | Path | None = None) -> tup
             source = "no coverage evidence"
     out = fallback(design.sampling)
     if entry is not None:
-        out.update({k: v for k, v in entry.defaults.items() if k in out and v.removeprefix("paired_") in INTERVALS})
+        ref = REFERENCE_SHOWN[design.sampling]
+        for k, v in entry.defaults.items():
+            if k in out and v is None:  # no method holds for this design: the reference, labelled below 93 %
+                out[k] = ref[k]
+            elif k in out and v.removeprefix("paired_") in INTERVALS:
+                out[k] = v
     return out, source
+
+
+def unheld(design: RunDesign, *, path: str | Path | None = None) -> dict[str, float | None]:
+    """``{class: minimum coverage of the method shown}`` for the classes of ``design``'s own evidence entry whose
+    default is ``None`` (no method reaches 93 %; :func:`harness.studies.coverage.goldset.choose`); empty when every
+    class has a default or the design was not measured."""
+    entry = matching_design(design, path=path)
+    if entry is None:
+        return {}
+    ref = REFERENCE_SHOWN[design.sampling]
+    out: dict[str, float | None] = {}
+    for k, v in entry.defaults.items():
+        if v is None and k in ref:
+            got = entry.methods.get(ref[k].removeprefix("paired_"), {}).get(k)
+            out[k] = None if got is None else got.min
+    return out
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,13 @@ def systems_table(data: ReportData, slice_name: str = "all") -> str:
         name = esc(e.label) + (f"<br><span class='note'>{esc(opts)}</span>" if opts else "")
         rows.append(f"<tr{cls}><td>{name}</td><td>{s.n_questions}</td><td>{s.n_clusters}</td>{cells}</tr>")
     shown = _shown_ivs(shown_iv, ((m, e.overall(m, slice_name)) for e in entries for m in metrics))
-    notes = evidence_notes(shown_iv.by_class(recorded), recorded, design=shown_iv.design, source=shown_iv.source)
+    notes = evidence_notes(  # the estimand once per output: under the first table ("all") only
+        shown_iv.by_class(recorded),
+        recorded,
+        design=shown_iv.design,
+        source=shown_iv.source,
+        estimand=slice_name == "all",
+    )
     return (
         f"<table class='systems' id='table-systems-{esc(slice_name)}'><caption>95 % "
         f"{esc(shown_iv.phrase(recorded))} intervals</caption><thead><tr><th class='l'>system</th>"

@@ -26,8 +26,9 @@ its batched kernel (:mod:`harness.stats.batched`), on the same samples. Coverage
 The default per outcome class is chosen by the rule of :mod:`harness.studies.coverage.choice` applied at the run's own
 K: among the candidates (methods a run computes under this design that estimate the reported mean) whose mean width
 is at most 1.15x the reference's (CR2 under ``srs``, Hansen-Hurwitz t under ``pps``) on every population of the
-class, those whose coverage is >= 93 % on every population; of these (or of all within the width limit when none
-is) the one with the highest minimum coverage, ties to the narrower, then the registry's display order.
+class, those whose coverage is >= 93 % on every population; of these the one with the highest minimum coverage, ties
+to the narrower, then the registry's display order. When none reaches 93 % the class has no default (``None``):
+"no interval method holds for this design", and renderings show the reference (CR2) labelled below 93 %.
 
 Randomness: replicate block j of population p uses ``SeedSequence([seed, 7, p, j])``; results do not depend on
 ``threads``.
@@ -44,7 +45,7 @@ import numpy as np
 
 import harness.stats.batched as batched
 from harness.errors import HarnessInputError
-from harness.stats.design_evidence import RunDesign
+from harness.stats.design_evidence import RunDesign, estimand_note
 from harness.stats.methods import INTERVALS, display_order
 from harness.studies.coverage.population import Population
 
@@ -54,9 +55,16 @@ REFERENCE = {"srs": "cr2", "independent": "cr2", "pps": "hansen_hurwitz"}
 CLASSES = ("binary", "unit", "continuous", "paired")
 RULE = (
     "the rule of issue 21 at the run's own K: candidates within 1.15 x the reference's mean width (CR2; "
-    "Hansen-Hurwitz t for PPS) on every population; among those covering >= 93 % on every population (if any), the "
-    "highest minimum coverage"
+    "Hansen-Hurwitz t for PPS) on every population; among those covering >= 93 % on every population, the "
+    "highest minimum coverage; none when no method reaches 93 %"
 )
+
+
+def _short(method: str) -> str:
+    """``CR2`` for ``cr2`` (:func:`harness.stats.shown.short_label`)."""
+    from harness.stats.shown import short_label
+
+    return short_label(method)
 
 
 def _pick_within(rng: np.random.Generator, n: np.ndarray, m: int) -> np.ndarray:
@@ -266,16 +274,17 @@ def choose(pops: Sequence[PopulationCoverage], sampling: str) -> dict[str, dict]
                 "populations": len(got),
                 "default": False,
             }
-        pool = [n for n, v in summ.items() if v["candidate"] and v["within_width"]]
-        if any(summ[n]["meets"] for n in pool):
-            pool = [n for n in pool if summ[n]["meets"]]
+        pool = [n for n, v in summ.items() if v["candidate"] and v["meets"]]
         pool.sort(key=lambda n: (-summ[n]["min"], summ[n]["max_width_ratio"] or 0.0, order.index(n)))
-        best = pool[0] if pool else REFERENCE[sampling]
-        if best in summ:
+        best = pool[0] if pool else None  # no method reaches the target: no default (issue 42 item 2)
+        if best is not None:
             summ[best]["default"] = True
+        ref = REFERENCE[sampling]
         out[cls] = {
             "default": best,
-            "meets_target": bool(best in summ and summ[best]["meets"]),
+            "meets_target": best is not None,
+            "reference": ref,
+            "reference_min": summ.get(ref, {}).get("min"),
             "populations": [p.label for p in mine],
             "methods": summ,
         }
@@ -298,11 +307,12 @@ class DesignCoverage:
         "methods": [{"method", "default", "coverage" (min), "max", ...}]}}`` and every population's rows."""
         outcomes = {}
         for cls, c in self.choice.items():
-            d = c["methods"].get(c["default"], {})
+            d = c["methods"].get(c["default"] or "", {})
             outcomes[cls] = {
                 "default": c["default"],
                 "coverage": d.get("min"),
                 "meets_target": c["meets_target"],
+                "no_default": self.no_default(cls),
                 "populations": c["populations"],
                 "methods": [{"method": n, "coverage": v["min"], **v} for n, v in c["methods"].items()],
             }
@@ -331,6 +341,29 @@ class DesignCoverage:
             for name, v in c["methods"].items()
         ]  # fmt: skip
 
+    def no_default(self, cls: str) -> str | None:
+        """The sentence printed when class ``cls`` has no default (:func:`harness.report.wording.no_method_holds`),
+        None when it has one."""
+        from harness.report.wording import no_method_holds
+
+        c = self.choice[cls]
+        if c["default"] is not None:
+            return None
+        return no_method_holds(_short(c.get("reference", REFERENCE[self.design.sampling])), c.get("reference_min"))
+
+    def default_cell(self, cls: str, name: str) -> str:
+        """The ``default`` column of method ``name`` in class ``cls``: ``default``, the reference's "below 93 % for
+        this design (min X %)" when the class has no default, else empty."""
+        from harness.report.wording import below_target
+
+        c = self.choice[cls]
+        v = c["methods"][name]
+        if v["default"]:
+            return "default"
+        if c["default"] is None and name == c.get("reference"):
+            return below_target(_short(name), v["min"])
+        return ""
+
     def __rich__(self):
         from rich.console import Group
         from rich.table import Table
@@ -351,7 +384,8 @@ class DesignCoverage:
                     Text(f"{100 * v['min']:.1f} ± {100 * v['mc_margin']:.1f} % ({v['where_min']})"),
                     f"{100 * v['max']:.1f} %",
                     "-" if w is None else f"{w:.2f}",
-                    "default" if v["default"] else "",
+                    Text(self.default_cell(cls, name)),
                 )
-        est = Text(f"Estimand: {self.design.estimand}. R = {self.config['reps']} per population.")
-        return Group(t, est)
+        lines = [Text(f"{cls}: {self.no_default(cls)}") for cls in self.choice if self.no_default(cls)]
+        est = Text(f"{estimand_note(self.design)}. R = {self.config['reps']} per population.")
+        return Group(t, *lines, est)
