@@ -53,10 +53,10 @@ def _wtl(diff: np.ndarray, eps: float = 1e-12) -> dict[str, int]:
 
 
 def _p_floor(alpha: float, cluster_diffs: np.ndarray, eps: float = 1e-12) -> str | None:
-    """The sentence of :func:`harness.report.wording.randomisation_floor` when the two-sided sign-flip test on
+    """The sentence of :func:`harness.wording.randomisation_floor` when the two-sided sign-flip test on
     ``cluster_diffs`` (one mean difference per cluster) cannot reach ``p < alpha`` (its smallest attainable p is
     ``2 / 2^m``, m the clusters whose difference is not 0: a zero cluster's sign flip changes nothing); else None."""
-    from harness.report.wording import randomisation_floor, randomisation_floor_applies
+    from harness.wording import randomisation_floor, randomisation_floor_applies
 
     m = int((np.abs(cluster_diffs) > eps).sum())
     alpha = round(alpha, 12)
@@ -80,7 +80,7 @@ class MetricComparison:
         warnings: the interval's warnings (few clusters).
         p_floor: when the sign-flip test cannot reach ``p < 1 - level`` (``2 / 2^m > alpha``, m the clusters with a
             non-zero difference), the sentence saying so and that the verdict uses the interval
-            (:func:`harness.report.wording.randomisation_floor`); else ``None``.
+            (:func:`harness.wording.randomisation_floor`); else ``None``.
         regressions: the questions B does worse on than A, worst first, every one
             (:class:`harness.evaluation.regressions.Regression` as dicts: qid, category, baseline (A), candidate (B),
             diff, rank_baseline, rank_candidate of the first gold item at the metric's level, level).

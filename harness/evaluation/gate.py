@@ -192,8 +192,8 @@ def _no_method_holds(checks: list[GateCheck], run: RunRecord, method: str) -> No
     """When no paired interval method reaches 93 % coverage for ``run``'s design (its evidence entry's ``paired``
     default is ``None``), every check that is not exactly 0 becomes INCONCLUSIVE with that reason (issue 42 item 2):
     a PASS or FAIL on an interval that undercovers is not a verdict."""
-    from harness.report.wording import no_method_holds
     from harness.stats.shown import ShownIntervals, short_label, unheld
+    from harness.wording import no_method_holds
 
     held = unheld(ShownIntervals.for_run(run).design)
     if "paired" not in held:
@@ -364,16 +364,19 @@ class GateVerdict:
             if n
         ]
 
+    def known_item_only(self) -> bool:
+        """Whether this is a known-item verdict alone (``harness gate --known-item KI_DIR`` without run records): its
+        checks are known-item checks (``kind`` ``known-item``) and it has no gold set."""
+        return bool(self.checks) and not self.goldset and all(c.kind == "known-item" for c in self.checks)
+
     def to_dict(self) -> dict:
         """The JSON form: every field (``None`` where a number does not exist, never NaN); every interval carries its
         ``flags`` (:func:`harness.evaluation.bounds.interval_flags`) and ``coverage_evidence`` says what the
         coverage study measured for the paired intervals' method (``None`` when it did not)."""
-        from harness.evaluation.known_item_gate import known_item_evidence_json, known_item_only
-
         d = {k: v for k, v in asdict(self).items() if k != "design"}
-        if known_item_only(self):  # its own design and evidence, nothing about a gold set (issue 42 item 3)
+        if self.known_item_only():  # its own design and evidence, nothing about a gold set (issue 42 item 3)
             d.pop("goldset", None)
-            return interval_flags({**d, "coverage_evidence": known_item_evidence_json(self)})
+            return interval_flags({**d, "coverage_evidence": self.checks[0].evidence_json()})
         return interval_flags({**d, "coverage_evidence": paired_evidence_json(self.method, design=self.design)})
 
 

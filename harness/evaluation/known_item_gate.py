@@ -298,6 +298,28 @@ class KnownItemCheck(GateCheck):
     corpus_hash: str | None = None
     n_documents: int = 0
 
+    def evidence_json(self) -> dict:
+        """The ``coverage_evidence`` of a known-item verdict: its own estimand id (``known-item``), design, method,
+        nominal and measured coverage (at the check's level and at 95 %) and the line printed
+        (:func:`harness.wording.known_item_coverage`)."""
+        from harness.wording import KNOWN_ITEM_STUDY, known_item_coverage
+
+        cov = self.coverage or {}
+        return {
+            "estimand_id": "known-item",
+            "design": {"sampling": "census", "clusters": "documents", "n_clusters": self.n_clusters},
+            "method": INTERVAL_METHOD,
+            "measured": bool(cov),
+            "nominal": cov.get("level"),
+            "coverage": cov.get("coverage"),
+            "mc_margin": cov.get("mc_margin"),
+            "nominal_95": 0.95 if cov else None,
+            "coverage_95": cov.get("coverage_95"),
+            "reps": cov.get("reps"),
+            "study": KNOWN_ITEM_STUDY,
+            "text": known_item_coverage(cov),
+        }
+
     def describe(self, candidate: str, baseline: str, level: float) -> str:
         """One line: both numbers named, the interval, its measured coverage, the MDD and the verdict's reason."""
         iv = "none" if self.lower is None else f"[{self.lower:+.4f}, {self.upper:+.4f}]"
@@ -503,32 +525,13 @@ def apply_known_item(
 
 def known_item_only(verdict: GateVerdict) -> bool:
     """Whether ``verdict`` is a known-item verdict alone (``harness gate --known-item KI_DIR`` without run records):
-    its checks are known-item checks and it has no gold set."""
-    return bool(verdict.checks) and not verdict.goldset and all(isinstance(c, KnownItemCheck) for c in verdict.checks)
+    its checks are known-item checks and it has no gold set (:meth:`GateVerdict.known_item_only`)."""
+    return verdict.known_item_only()
 
 
 def known_item_evidence_json(verdict: GateVerdict) -> dict:
-    """The ``coverage_evidence`` of a known-item verdict: its own estimand id (``known-item``), design, method,
-    nominal and measured coverage (at the check's level and at 95 %) and the line printed
-    (:func:`harness.report.wording.known_item_coverage`)."""
-    from harness.report.wording import KNOWN_ITEM_STUDY, known_item_coverage
-
-    c = verdict.checks[0]
-    cov = c.coverage or {}
-    return {
-        "estimand_id": "known-item",
-        "design": {"sampling": "census", "clusters": "documents", "n_clusters": c.n_clusters},
-        "method": INTERVAL_METHOD,
-        "measured": bool(cov),
-        "nominal": cov.get("level"),
-        "coverage": cov.get("coverage"),
-        "mc_margin": cov.get("mc_margin"),
-        "nominal_95": 0.95 if cov else None,
-        "coverage_95": cov.get("coverage_95"),
-        "reps": cov.get("reps"),
-        "study": KNOWN_ITEM_STUDY,
-        "text": known_item_coverage(cov),
-    }
+    """The ``coverage_evidence`` of a known-item verdict (:meth:`KnownItemCheck.evidence_json` of its check)."""
+    return verdict.checks[0].evidence_json()
 
 
 def known_item_provenance(verdict: GateVerdict) -> list[str]:

@@ -182,6 +182,17 @@ def _pct(lo: float, hi: float) -> str:
     return f"{a} %" if a == b else f"{a}–{b} %"
 
 
+#: Short names of the interval methods, as tables and notes print them (``cr2_logit`` -> ``CR2-logit``).
+SHORT = {
+    "cr2": "CR2",
+    "cr2_logit": "CR2-logit",
+    "cr3": "CR3",
+    "hansen_hurwitz": "HH",
+    "hansen_hurwitz_logit": "HH-logit",
+    "korn_graubard": "Korn-Graubard",
+}
+
+
 def _label(method: str, labels: Mapping[str, str] | None) -> str:
     return (labels or {}).get(method.removeprefix("paired_"), method)
 
@@ -225,10 +236,10 @@ def design_coverage(
     if default and dflt is not None and default != method.removeprefix("paired_"):
         text += f"; this design's default by the rule: {_label(default, labels)}, measured {_pct(dflt.min, dflt.max)}"
     if outcome in entry.defaults and default is None:  # no method reaches 93 % (issue 42 item 2)
-        from harness.report.wording import no_method_holds
-        from harness.stats.shown import short_label
+        from harness.wording import no_method_holds
 
-        text += "; " + no_method_holds(short_label(method), got.min)
+        short = SHORT.get(method.removeprefix("paired_"), _label(method, labels))
+        text += "; " + no_method_holds(short, got.min)
     out.update(
         holds=default is not None,
         min=got.min,
@@ -246,8 +257,8 @@ def design_coverage(
 
 def estimand_note(design: RunDesign, *, paired: bool = False) -> str:
     """The design's estimand in one line of at most 100 characters linking its full text
-    (:func:`harness.report.wording.estimand_line`)."""
-    from harness.report.wording import estimand_line
+    (:func:`harness.wording.estimand_line`)."""
+    from harness.wording import estimand_line
 
     return estimand_line(design.estimand_id, paired=paired)
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.stats.design_evidence import RunDesign, matching_design, slice_design
+from harness.stats.design_evidence import SHORT, RunDesign, matching_design, slice_design
 from harness.stats.evidence import committed_evidence
 from harness.stats.methods import DEFAULTS, INTERVALS, Recorded
 
@@ -54,19 +54,9 @@ def fallback(sampling: str) -> dict[str, str]:
     return dict(PPS_FALLBACK) if sampling == "pps" else {c: DEFAULTS[c] for c in CLASSES}
 
 
-#: Short names for titles (``95 % CR2-logit intervals``); other methods print their registry label.
-SHORT = {
-    "cr2": "CR2",
-    "cr2_logit": "CR2-logit",
-    "cr3": "CR3",
-    "hansen_hurwitz": "HH",
-    "hansen_hurwitz_logit": "HH-logit",
-    "korn_graubard": "Korn-Graubard",
-}
-
-
 def short_label(method: str) -> str:
-    """``CR2-logit`` for ``cr2_logit`` (a ``paired_`` prefix is ignored); the registry label for other methods."""
+    """``CR2-logit`` for ``cr2_logit`` (a ``paired_`` prefix is ignored; :data:`~harness.stats.design_evidence.SHORT`,
+    the short names of titles such as ``95 % CR2-logit intervals``); the registry label for other methods."""
     name = method.removeprefix("paired_")
     if name in SHORT:
         return SHORT[name]

@@ -342,9 +342,9 @@ class DesignCoverage:
         ]  # fmt: skip
 
     def no_default(self, cls: str) -> str | None:
-        """The sentence printed when class ``cls`` has no default (:func:`harness.report.wording.no_method_holds`),
+        """The sentence printed when class ``cls`` has no default (:func:`harness.wording.no_method_holds`),
         None when it has one."""
-        from harness.report.wording import no_method_holds
+        from harness.wording import no_method_holds
 
         c = self.choice[cls]
         if c["default"] is not None:
@@ -354,7 +354,7 @@ class DesignCoverage:
     def default_cell(self, cls: str, name: str) -> str:
         """The ``default`` column of method ``name`` in class ``cls``: ``default``, the reference's "below 93 % for
         this design (min X %)" when the class has no default, else empty."""
-        from harness.report.wording import below_target
+        from harness.wording import below_target
 
         c = self.choice[cls]
         v = c["methods"][name]
