@@ -59,7 +59,7 @@ def test_sidecar_written_after_build_then_reused_memory_mapped(setup, capsys):
     again = VectorIndex.build(corpus, work, emb)
     assert again.sidecar == "sidecar"
     loaded = again._load_bits()
-    assert isinstance(loaded, np.memmap) and not loaded.flags.writeable
+    assert isinstance(loaded.base, np.memmap) and not loaded.flags.writeable  # the sidecar, memory-mapped
     assert again.chunk_ids == ix.chunk_ids and np.array_equal(again.packed_bits()[1], ix.packed_bits()[1])
     _check_all(again, corpus, emb)
     assert "sidecar" not in capsys.readouterr().err  # written and reused quietly

@@ -166,7 +166,7 @@ def _write(folder: Path, arrays: TableArrays, facts: dict) -> None:
 def _load(folder: Path, facts: dict) -> TableArrays | str:
     """The sidecar's arrays (bits memory-mapped), or the problem that forbids using it."""
     try:
-        bits = np.load(folder / "bits.npy", mmap_mode="r", allow_pickle=False)
+        bits = np.load(folder / "bits.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)  # no subclass
         rowids = np.load(folder / "rowids.npy", allow_pickle=False)
         rank = np.load(folder / "chunk_rank.npy", allow_pickle=False)
         code = np.load(folder / "doc_code.npy", allow_pickle=False)
