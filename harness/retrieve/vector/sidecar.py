@@ -81,7 +81,10 @@ def table_facts(corpus: Corpus, table: str, nbytes: int) -> dict:
     ``nbytes`` and ``layout``."""
     from harness.retrieve.vector.store import _manifest_path  # the table's own manifest (store imports us not)
 
-    rows = int(corpus.conn.execute(f'SELECT count(*) FROM "{table}_rowids"').fetchone()[0])
+    try:  # the vec0 rowid shadow table: a b-tree count, not a scan of the vectors
+        rows = int(corpus.conn.execute(f'SELECT count(*) FROM "{table}_rowids"').fetchone()[0])
+    except Exception:  # another sqlite-vec layout: count the table itself
+        rows = int(corpus.conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
     digest = None
     with contextlib.suppress(OSError, ValueError, AttributeError):
         digest = json.loads(_manifest_path(corpus.path, table).read_text("utf-8")).get("facts", {}).get("sha256")
