@@ -155,3 +155,45 @@ def test_no_workdir_computes_in_memory(setup):
     bare = VectorIndex(corpus, emb, ix.table, ix.slice, backend="numpy", stats={})
     assert bare.sidecar == "memory"
     _check_all(bare, corpus, emb)
+
+
+def test_a_warm_open_reads_no_chunk_or_vector_row_by_row(setup):
+    """Opening an index whose table is complete and whose sidecar matches reads neither the chunk table nor the
+    vec0 table row by row (before: both, in build_table and in the constructor, and the bits at the first search)."""
+    tmp, corpus, emb = setup
+    work = tmp / "work"
+    first = VectorIndex.build(corpus, work, emb)
+    seen: list[str] = []
+
+    def trace(_cursor, sql, _bindings):
+        seen.append(" ".join(sql.split()))
+        return True
+
+    corpus.conn.exec_trace = trace
+    try:
+        ix = VectorIndex.build(corpus, work, emb)
+        res = ix.search_packed(np.zeros((1, 1), dtype=np.uint8), doc_depth=3, chunk_depth=5, backend="numpy")
+    finally:
+        corpus.conn.exec_trace = None
+    assert ix.sidecar == "sidecar" and ix.build_stats["n_inserted"] == 0
+    assert ix.build_stats["n_already_indexed"] == first.slice.n_chunks
+    row_reads = [s for s in seen if "FROM chunks ORDER BY rowid" in s or f'FROM "{first.table}"' in s]
+    assert row_reads == [], row_reads
+    assert len(res[0].chunks) == 5 and len(res[0].docs) == 3
+
+
+def test_a_table_stamped_for_the_first_time_rewrites_the_sidecar_quietly(setup, capsys):
+    """A table without its manifest (built before manifests) is stamped by the next build: its digest is new, and the
+    sidecar is written again without a damage notice."""
+    tmp, corpus, emb = setup
+    work = tmp / "work"
+    ix = VectorIndex.build(corpus, work, emb)
+    table_manifest = corpus.path.with_name(f"{corpus.path.name}.{ix.table}.manifest.json")
+    assert table_manifest.is_file()
+    table_manifest.unlink()
+    capsys.readouterr()
+    again = VectorIndex.build(corpus, work, emb)
+    assert table_manifest.is_file() and again.sidecar == "written"
+    assert "vector sidecar" not in capsys.readouterr().err
+    assert VectorIndex.build(corpus, work, emb).sidecar == "sidecar"
+    _check_all(again, corpus, emb)

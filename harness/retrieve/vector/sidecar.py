@@ -29,6 +29,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import apsw
 import numpy as np
 
 from harness.corpus.store import Corpus
@@ -83,7 +84,7 @@ def table_facts(corpus: Corpus, table: str, nbytes: int) -> dict:
 
     try:  # the vec0 rowid shadow table: a b-tree count, not a scan of the vectors
         rows = int(corpus.conn.execute(f'SELECT count(*) FROM "{table}_rowids"').fetchone()[0])
-    except Exception:  # another sqlite-vec layout: count the table itself
+    except apsw.SQLError:  # another sqlite-vec layout: count the table itself
         rows = int(corpus.conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
     digest = None
     with contextlib.suppress(OSError, ValueError, AttributeError):

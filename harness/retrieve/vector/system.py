@@ -54,7 +54,8 @@ from harness.retrieve.vector.engines import (
 )
 from harness.retrieve.vector.rescore import RESCORE_RULE, FloatVectors, rescore_candidates, rescore_positions
 from harness.retrieve.vector.slices import CorpusSlice, parse_date, select_slice
-from harness.retrieve.vector.store import build_table, embedder_config
+from harness.retrieve.vector.store import _manifest_path as _table_manifest
+from harness.retrieve.vector.store import build_table, embedder_config, table_name
 
 __all__ = ["DEFAULT_RESCORE", "VectorIndex", "VectorOptions", "open_vector_system"]
 
@@ -132,7 +133,9 @@ class VectorIndex:
     Build with :meth:`build`. Attributes: ``corpus``, ``embedder``, ``table`` (vec0 table name), ``slice``
     (:class:`CorpusSlice`), ``backend`` (``"sqlite-vec"``, ``"numpy"`` or ``"faiss"``), ``build_stats`` (dict),
     ``binarize`` (``"sign"`` or ``"centered"``), ``center`` (the float32 ``(dim,)`` centring vector, ``None`` for
-    sign bits).
+    sign bits), ``sidecar`` (where the ids' ranks, document indices and packed bits came from: ``"sidecar"``,
+    ``"written"``, ``"rebuilt"`` or ``"memory"``; :func:`harness.retrieve.vector.sidecar.load_or_build`). Opening
+    reads arrays (the bits memory-mapped) and no chunk row; chunk ids are read per result by rowid.
     """
 
     name = "vector"
@@ -259,6 +262,8 @@ class VectorIndex:
         if corpus.conn.readonly("main"):
             raise HarnessInputError(f"{corpus.path}: opened read-only; cannot build the vector index")
         sl = select_slice(corpus, index_fraction=index_fraction, until=until)
+        stamped = _table_manifest(corpus.path, table_name(embedder.model_id, embedder.weights_sha256, binarize))
+        had_stamp = stamped.is_file()
         table, center, stats = build_table(
             corpus,
             workdir,
@@ -269,8 +274,8 @@ class VectorIndex:
             progress=progress,
             workers=workers,
         )
-        if stats.get("n_inserted") or stats.get("rebuilt"):  # the table changed: its sidecar is written anew, quietly
-            sidecar.discard(workdir, corpus, table)
+        if stats.get("n_inserted") or stats.get("rebuilt") or not had_stamp:
+            sidecar.discard(workdir, corpus, table)  # the table (or its stamp) changed: the sidecar is written anew
         return cls(
             corpus,
             embedder,
