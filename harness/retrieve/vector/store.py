@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import apsw
 import numpy as np
 
 from harness.corpus.store import Corpus
@@ -313,6 +314,24 @@ def insert_rows(conn, table: str, rows: list[tuple[int, bytes, int]]) -> None:
         )
 
 
+def _n_present(conn, table: str, sl: CorpusSlice) -> int | None:
+    """Rows of ``table`` that are chunks of the slice, counted on sqlite-vec's rowid shadow table (a b-tree count,
+    no vector read): every row for a whole-corpus slice (the table only ever holds rows of its corpus's chunks, its
+    record names the corpus), a join with ``chunks`` otherwise. ``None``: no such shadow table (another layout)."""
+    try:
+        if sl.is_full:
+            return int(conn.execute(f'SELECT count(*) FROM "{table}_rowids"').fetchone()[0])
+        return int(
+            conn.execute(
+                f'SELECT count(*) FROM "{table}_rowids" r JOIN chunks c ON c.rowid = r.rowid '
+                "WHERE c.doc_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(sl.doc_ids)),),
+            ).fetchone()[0]
+        )
+    except apsw.SQLError:  # no such table
+        return None
+
+
 def build_table(
     corpus: Corpus,
     workdir: str | Path,
@@ -360,10 +379,15 @@ def build_table(
             _drop_index(conn, table)
         stats["rebuilt"] = ["damaged"]
     _prepare_table(conn, embedder, table, want, dim, stats)
-    pos = {d: i for i, d in enumerate(sl.doc_order)}
-    in_slice = set(sl.doc_ids)
-    chunks = conn.execute("SELECT rowid, doc_id, text_sha256 FROM chunks ORDER BY rowid").fetchall()
-    members = [(pos[d], rid, h) for rid, d, h in chunks if d in in_slice]  # rowid order
+    # a sign-bit table that already holds every slice chunk needs no per-chunk work (issue 43, item 3: at 6.73 M
+    # chunks these reads took most of the open); centred builds read every slice vector for the mean anyway
+    complete = binarize != "centered" and _n_present(conn, table, sl) == sl.n_chunks
+    members: list[Row] = []
+    if not complete:
+        pos = {d: i for i, d in enumerate(sl.doc_order)}
+        in_slice = set(sl.doc_ids)
+        chunks = conn.execute("SELECT rowid, doc_id, text_sha256 FROM chunks ORDER BY rowid").fetchall()
+        members = [(pos[d], rid, h) for rid, d, h in chunks if d in in_slice]  # rowid order
     stats.update(n_slice_chunks=sl.n_chunks, n_inserted=0, n_cache_hits=0, n_embedded=0, embed_seconds=0.0)
     center = None
     cache = EmbeddingCache.for_workdir(workdir)
@@ -376,7 +400,7 @@ def build_table(
             have = {r[0] for r in conn.execute(f'SELECT rowid FROM "{table}"').fetchall()}
             return sorted(b for b in members if b[1] not in have)
 
-        first = members if binarize == "centered" else pending()
+        first = members if binarize == "centered" else [] if complete else pending()
         n_missing = len(cache.missing(key, [b[2] for b in first]))
         pool = stack.enter_context(passage_embedder(embedder, n_missing, workers))
         stats["workers"] = getattr(pool, "workers", 1)
@@ -406,13 +430,15 @@ def build_table(
     stats["texts_per_second"] = (
         round(stats["n_embedded"] / stats["embed_seconds"], 1) if stats["embed_seconds"] > 0 else None
     )
-    n_have = int(
-        conn.execute(
-            f'SELECT count(*) FROM "{table}" WHERE rowid IN (SELECT rowid FROM chunks WHERE doc_id IN '
-            f"(SELECT value FROM json_each(?)))",
-            (json.dumps(list(sl.doc_ids)),),
-        ).fetchone()[0]
-    )
+    n_have = _n_present(conn, table, sl)
+    if n_have is None:
+        n_have = int(
+            conn.execute(
+                f'SELECT count(*) FROM "{table}" WHERE rowid IN (SELECT rowid FROM chunks WHERE doc_id IN '
+                f"(SELECT value FROM json_each(?)))",
+                (json.dumps(list(sl.doc_ids)),),
+            ).fetchone()[0]
+        )
     if n_have != sl.n_chunks:
         raise HarnessInputError(f"{corpus.path}: {table}: {n_have} vectors for {sl.n_chunks} chunks after build")
     if stats["n_inserted"] or stats["rebuilt"] or not _manifest_path(corpus.path, table).is_file():

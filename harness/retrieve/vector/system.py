@@ -26,6 +26,7 @@ slice, :mod:`harness.retrieve.vector.slices`), ``backend``, ``binarize`` (defaul
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,11 +37,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness.corpus.store import Corpus
 from harness.errors import HarnessInputError
-from harness.ranking import id_rank, top_k_by_distance
+from harness.ranking import top_k_by_distance
 from harness.retrieve.base import QueryResult, SystemContext
 from harness.retrieve.binary import BIT_ORDER, binarisation_rule, check_dim, pack_centered, pack_signs
 from harness.retrieve.embed import DEFAULT_MODEL, canonical_model, default_binarize, load_embedder
-from harness.retrieve.vector import cached_floats
+from harness.retrieve.vector import cached_floats, sidecar
 from harness.retrieve.vector.cache import EmbeddingCache
 from harness.retrieve.vector.cached_floats import CachedFloatVectors
 from harness.retrieve.vector.engines import (
@@ -53,7 +54,8 @@ from harness.retrieve.vector.engines import (
 )
 from harness.retrieve.vector.rescore import RESCORE_RULE, FloatVectors, rescore_candidates, rescore_positions
 from harness.retrieve.vector.slices import CorpusSlice, parse_date, select_slice
-from harness.retrieve.vector.store import build_table, embedder_config
+from harness.retrieve.vector.store import _manifest_path as _table_manifest
+from harness.retrieve.vector.store import build_table, embedder_config, table_name
 
 __all__ = ["DEFAULT_RESCORE", "VectorIndex", "VectorOptions", "open_vector_system"]
 
@@ -131,7 +133,9 @@ class VectorIndex:
     Build with :meth:`build`. Attributes: ``corpus``, ``embedder``, ``table`` (vec0 table name), ``slice``
     (:class:`CorpusSlice`), ``backend`` (``"sqlite-vec"``, ``"numpy"`` or ``"faiss"``), ``build_stats`` (dict),
     ``binarize`` (``"sign"`` or ``"centered"``), ``center`` (the float32 ``(dim,)`` centring vector, ``None`` for
-    sign bits).
+    sign bits), ``sidecar`` (where the ids' ranks, document indices and packed bits came from: ``"sidecar"``,
+    ``"written"``, ``"rebuilt"`` or ``"memory"``; :func:`harness.retrieve.vector.sidecar.load_or_build`). Opening
+    reads arrays (the bits memory-mapped) and no chunk row; chunk ids are read per result by rowid.
     """
 
     name = "vector"
@@ -175,21 +179,29 @@ class VectorIndex:
         self.dim = int(embedder.dim)
         self.nbytes = check_dim(self.dim)
         self._doc_set = frozenset(corpus_slice.doc_ids)
-        rows = corpus.conn.execute("SELECT rowid, chunk_id, doc_id, text_sha256 FROM chunks ORDER BY rowid").fetchall()
-        rows = [r for r in rows if r[2] in self._doc_set]
-        self._rowids = np.array([r[0] for r in rows], dtype=np.int64)
-        self._chunk_ids = [r[1] for r in rows]
-        self._chunk_rank = id_rank(self._chunk_ids)
+        # ids, ranks and bits as arrays, from the table's sidecar in the work directory (issue 43, item 3)
+        arrays, self.sidecar = sidecar.load_or_build(corpus, self.workdir, table, self.nbytes)
         self._doc_ids = sorted(self._doc_set)
         doc_index = {d: i for i, d in enumerate(self._doc_ids)}
+        remap = np.array([doc_index.get(d, -1) for d in arrays.docs] + [-1], dtype=np.int64)
+        doc_idx = remap[arrays.doc_code]
+        in_slice = doc_idx >= 0
+        self._sel = None if in_slice.all() else np.flatnonzero(in_slice)
+        pick = (lambda a: a) if self._sel is None else (lambda a: np.asarray(a)[self._sel])
+        self._rowids = pick(arrays.rowids)
+        self._chunk_rank = pick(arrays.chunk_rank)  # ranks among the table's ids: same order on the slice
+        self._doc_idx = pick(doc_idx)
         self._doc_rank = np.arange(len(self._doc_ids), dtype=np.int64)  # _doc_ids is sorted
-        self._doc_idx = np.array([doc_index[r[2]] for r in rows], dtype=np.int64)
+        self._missing = corpus_slice.n_chunks - int(self._rowids.shape[0])  # slice chunks without a vector
+        self._table_bits = arrays.bits  # memory-mapped from the sidecar (or in memory)
         max_rowid = int(corpus.conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0])
         self._slot = np.full(max_rowid + 1, -1, dtype=np.int64)
-        self._slot[self._rowids] = np.arange(len(rows), dtype=np.int64)
+        self._slot[self._rowids] = np.arange(self._rowids.shape[0], dtype=np.int64)
         self._max_pos = corpus_slice.n_docs
         self._filter = not corpus_slice.is_full
-        self._text_sha = [r[3] for r in rows]
+        self._id_of: dict[int, str] = {}  # chunk ids read so far, by rowid (read per result, not at open)
+        self._all_ids: list[str] | None = None
+        self._shas: list[str] | None = None
         self._bits: np.ndarray | None = None
         self._engines: dict[str, HammingEngine] = {}  # made on first search with each backend
         self.search_stats = {"queries": 0, "knn_calls": 0, "knn_fallbacks": 0, "faiss_searches": 0}
@@ -250,6 +262,8 @@ class VectorIndex:
         if corpus.conn.readonly("main"):
             raise HarnessInputError(f"{corpus.path}: opened read-only; cannot build the vector index")
         sl = select_slice(corpus, index_fraction=index_fraction, until=until)
+        stamped = _table_manifest(corpus.path, table_name(embedder.model_id, embedder.weights_sha256, binarize))
+        had_stamp = stamped.is_file()
         table, center, stats = build_table(
             corpus,
             workdir,
@@ -260,6 +274,8 @@ class VectorIndex:
             progress=progress,
             workers=workers,
         )
+        if stats.get("n_inserted") or stats.get("rebuilt") or not had_stamp:
+            sidecar.discard(workdir, corpus, table)  # the table (or its stamp) changed: the sidecar is written anew
         return cls(
             corpus,
             embedder,
@@ -283,7 +299,36 @@ class VectorIndex:
     def chunk_ids(self) -> list[str]:
         """The slice's chunk ids in slice (rowid) order: row ``i`` of :meth:`float_vectors` and
         :meth:`packed_bits`."""
-        return list(self._chunk_ids)
+        return list(self._slice_column("chunk_id"))
+
+    def _slice_column(self, column: str) -> list[str]:
+        """A text column of ``chunks`` (``chunk_id`` or ``text_sha256``) for the slice's chunks, in slice order
+        (read once, on first use)."""
+        have = self._all_ids if column == "chunk_id" else self._shas
+        if have is None:
+            got = {}
+            for rid, value in self.corpus.conn.execute(f"SELECT rowid, {column} FROM chunks ORDER BY rowid"):
+                if rid < self._slot.shape[0] and self._slot[rid] >= 0:
+                    got[rid] = value
+            have = [got[int(r)] for r in self._rowids.tolist()]
+            if column == "chunk_id":
+                self._all_ids = have
+            else:
+                self._shas = have
+        return have
+
+    def _ids_at(self, positions) -> list[str]:
+        """Chunk ids of slice positions (read from ``chunks`` by rowid, remembered)."""
+        rids = [int(r) for r in self._rowids[np.asarray(positions, dtype=np.int64)]]
+        if self._all_ids is not None:
+            return [self._all_ids[int(self._slot[r])] for r in rids]
+        need = [r for r in rids if r not in self._id_of]
+        if need:
+            sql = "SELECT rowid, chunk_id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))"
+            for start in range(0, len(need), 50_000):
+                for rid, cid in self.corpus.conn.execute(sql, (json.dumps(need[start : start + 50_000]),)):
+                    self._id_of[rid] = cid
+        return [self._id_of[r] for r in rids]
 
     @property
     def indexed_doc_ids(self) -> frozenset[str]:
@@ -472,7 +517,7 @@ class VectorIndex:
         if idx is None:
             idx = np.arange(dist.shape[0], dtype=np.int64)
         top, ctie = top_k_by_distance(dist, self._chunk_rank[idx], chunk_depth)
-        chunks = [(self._chunk_ids[idx[j]], float(-int(dist[j]))) for j in top]
+        chunks = list(zip(self._ids_at(idx[top]), [float(-int(dist[j])) for j in top], strict=True))
         big = np.iinfo(np.int64).max
         best = np.full(len(self._doc_ids), big, dtype=np.int64)
         np.minimum.at(best, self._doc_idx[idx], dist.astype(np.int64))
@@ -492,7 +537,7 @@ class VectorIndex:
         corder, ctie, dsel, dscore, dtie = rescore_candidates(
             cand, cos, self._chunk_rank[cand], self._doc_idx[cand], chunk_depth, doc_depth
         )
-        chunks = [(self._chunk_ids[cand[j]], float(cos[j])) for j in corder]
+        chunks = list(zip(self._ids_at(cand[corder]), [float(cos[j]) for j in corder], strict=True))
         docs = [(self._doc_ids[d], float(s)) for d, s in zip(dsel, dscore, strict=True)]
         return _result(docs, chunks, {**flags, "rescored": int(cand.size)}, ctie, dtie)
 
@@ -512,46 +557,45 @@ class VectorIndex:
             key = cache.key_id(
                 self.embedder.model_id, self.embedder.weights_sha256, self.corpus.manifest.chunker_id, self.dim
             )
-            if len(self._text_sha) * self.dim * 4 > cached_floats.IN_MEMORY_BYTES:
+            shas = self._slice_column("text_sha256")
+            if len(shas) * self.dim * 4 > cached_floats.IN_MEMORY_BYTES:
                 try:
-                    self._floats = CachedFloatVectors(cache, key, self._text_sha, self.dim)
+                    self._floats = CachedFloatVectors(cache, key, shas, self.dim)
                 except BaseException:
                     cache.close()
                     raise
                 return self._floats
             try:
-                got = cache.get_many(key, self._text_sha, self.dim)
+                got = cache.get_many(key, shas, self.dim)
             finally:
                 cache.close()
-            lost = [h for h in self._text_sha if h not in got]
+            lost = [h for h in shas if h not in got]
             if lost:
                 raise HarnessInputError(f"{cache.path}: {len(lost)} slice vectors are not in the embedding cache")
             self._floats = FloatVectors(
-                np.stack([got[h] for h in self._text_sha])
-                if self._text_sha
-                else np.zeros((0, self.dim), dtype=np.float32)
+                np.stack([got[h] for h in shas]) if shas else np.zeros((0, self.dim), dtype=np.float32)
             )
         return self._floats
 
     def _load_bits(self) -> np.ndarray:
-        """Packed bits of the slice's chunks in slice order (read once from the vec0 table)."""
+        """Packed bits of the slice's chunks in slice order: the sidecar's memory map for a slice that is the whole
+        table, else the slice's rows of it (copied once).
+
+        Raises:
+            HarnessInputError: a slice chunk without a vector in the table.
+        """
         if self._bits is None:
-            bits = np.zeros((self._rowids.shape[0], self.nbytes), dtype=np.uint8)
-            seen = np.zeros(self._rowids.shape[0], dtype=bool)
-            for rid, blob in self.corpus.conn.execute(f'SELECT rowid, embedding FROM "{self.table}"'):
-                if rid < self._slot.shape[0] and (s := self._slot[rid]) >= 0:
-                    bits[s] = np.frombuffer(blob, dtype=np.uint8)
-                    seen[s] = True
-            if not seen.all():
-                raise HarnessInputError(f"{self.table}: {int((~seen).sum())} slice chunks have no vector")
-            self._bits = bits
+            if self._missing:
+                raise HarnessInputError(f"{self.table}: {self._missing} slice chunks have no vector")
+            bits = self._table_bits
+            self._bits = bits if self._sel is None else np.ascontiguousarray(bits[self._sel])
         return self._bits
 
     def packed_bits(self) -> tuple[list[str], np.ndarray]:
         """``(chunk_ids, bits)``: the slice's chunk ids (rowid order) and their packed bits ``uint8 (n, dim/8)``, as
         stored (sign or centred bits; compare with :meth:`pack_queries` of the query embeddings)."""
         self._check_center()
-        return list(self._chunk_ids), self._load_bits().copy()
+        return list(self._slice_column("chunk_id")), np.array(self._load_bits())
 
 
 def _result(docs, chunks, flags: dict, chunk_tie: bool, doc_tie: bool) -> QueryResult:
