@@ -81,9 +81,14 @@ def test_interval_flags_in_json():
 def cr2_shown(tmp_path, monkeypatch):
     """These tests are about how CR2's marks (clipped, degenerate, infinite bounds) render. Without an evidence file
     a run shows the registry's defaults (harness.stats.shown.fallback); with CR2 for unit metrics too, every table
-    shows CR2 (a design's own default, e.g. CR2 on the logit scale, never reaches past [0, 1])."""
-    monkeypatch.setattr(evidence, "EVIDENCE_PATH", tmp_path / "no-evidence.json")
-    monkeypatch.setitem(methods.DEFAULTS, "unit", "cr2")
+    shows CR2 (a design's own default, e.g. CR2 on the logit scale, never reaches past [0, 1]). The run record of
+    :func:`marked_run` is written under the same setting, since a record stores the interval it shows (issue 40)."""
+    _show_cr2(monkeypatch, tmp_path)
+
+
+def _show_cr2(mp: pytest.MonkeyPatch, tmp: Path) -> None:
+    mp.setattr(evidence, "EVIDENCE_PATH", tmp / "no-evidence.json")
+    mp.setitem(methods.DEFAULTS, "unit", "cr2")
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +96,9 @@ def marked_run(tmp_path_factory) -> Path:
     """Four questions in four clusters: bm25's recall@5 is 1 everywhere (degenerate), its MRR interval reaches past
     1 (clipped), its bootstrap-t MRR interval is unbounded, CR2 df = 3 < 4 (few clusters)."""
     tmp = tmp_path_factory.mktemp("marks")
-    run = write_run(tmp, questions(dev=[("D4", "lt3"), ("D3", "gt2")], test=[("T1", "lt4"), ("T3", "gt1")]))
+    with pytest.MonkeyPatch.context() as mp:  # the record stores the interval it shows, chosen when it is written
+        _show_cr2(mp, tmp)
+        run = write_run(tmp, questions(dev=[("D4", "lt3"), ("D3", "gt2")], test=[("T1", "lt4"), ("T3", "gt1")]))
     ov = load_run(run).summary.systems["bm25"]["all"].overall
     assert bounds(ov["recall@5"].intervals["cr2"]).degenerate
     assert bounds(ov["mrr"].intervals["cr2"]).upper_clipped
