@@ -78,6 +78,25 @@ BLOCKS: dict[str, Block] = {
         "drawn at random and by PPS, and the check of known-item --sample K --design pps; writes the design's entry "
         "of harness/stats/coverage_evidence.json",
     ),
+    "coverage-independent": Block(
+        (
+            sys.executable,
+            "benchmarks/coverage_independent.py",
+            "--populations",
+            "runs/coverage/populations/words-100",
+            "runs/coverage/populations/words-400",
+            "--cisi-run",
+            "runs/coverage/cisi",
+            "--reps",
+            "4000",
+        ),
+        "self",
+        "3 min once its inputs exist: the known-item populations of coverage-design (runs/coverage/populations) and a "
+        "harness run of bm25,tfidf on CISI imported with goldset import --beir (runs/coverage/cisi)",
+        "the independent design (TREC/BEIR/qrels imports) at K = 10, 20, 40: chunk-queries drawn uniformly from the "
+        "corpus and CISI's 76 queries drawn without replacement; a section inside the coverage-design block; writes "
+        "the independent entries of harness/stats/coverage_evidence.json",
+    ),
     "coverage": Block(
         (sys.executable, "benchmarks/coverage_table.py", "--reps", "2000", "--B", "199"),
         "self",

@@ -49,7 +49,7 @@ def test_run_tables_print_this_designs_coverage_not_the_whole_document_range():
     sl = run.summary.systems["bm25"]["all"].overall
     notes = evidence_notes("cr2", {m: (outcome_of(m), set(sl[m].intervals)) for m in ("mrr", "all_hop@10") if m in sl},
                            design=run_design(run))  # fmt: skip
-    assert notes[0].startswith("Estimand: mean over the gold set's documents")
+    assert notes[0].startswith("Estimand: the mean over the gold set's documents")  # one short line (issue 42 item 5)
     heads = [n.split(":")[0] for n in notes[1:]]
     assert heads == ["CR2 (Satterthwaite t) intervals of mrr (unit)",
                      "CR2 (Satterthwaite t) intervals of all_hop@10 (binary)"]  # fmt: skip

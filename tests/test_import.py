@@ -80,7 +80,15 @@ def test_qrels_and_queries_become_a_runnable_documents_only_gold_set(tiny_corpus
     assert r.exit_code == 0, r.output
     summary = json.loads((runs / "imp" / "summary.json").read_text())
     overall = summary["systems"]["bm25"]["all"]["overall"]
-    assert overall["evidence_recall@10"] == {"mean": None, "intervals": {}, "note": NO_EVIDENCE_NOTE}
+    assert overall["evidence_recall@10"] == {
+        "mean": None,
+        "intervals": {},
+        "note": NO_EVIDENCE_NOTE,
+        "outcome": "unit",
+        "interval": None,
+        "evidence": None,
+        "estimand_id": "independent",
+    }  # fmt: skip  (schema 3)
     assert overall["evidence_mrr"]["mean"] is None
     assert overall["mrr"]["mean"] is not None and 0 < overall["mrr"]["mean"] <= 1
     assert overall["recall@10"]["intervals"]  # document metrics keep their intervals
@@ -105,7 +113,15 @@ def test_documents_only_summary_nulls_only_the_chunk_metrics(tiny_goldset: Path,
     overall = summary.systems["s"]["all"].overall
     for m in summary.metric_ids:
         if m.startswith("evidence_"):
-            assert overall[m].model_dump() == {"mean": None, "intervals": {}, "note": NO_EVIDENCE_NOTE}
+            assert overall[m].model_dump() == {
+                "mean": None,
+                "intervals": {},
+                "note": NO_EVIDENCE_NOTE,
+                "outcome": "unit",
+                "interval": None,
+                "evidence": None,
+                "estimand_id": "srs",
+            }  # fmt: skip  (schema 3: no interval shown)
         else:
             assert overall[m].mean is not None
     assert overall["mrr"].mean == 1.0

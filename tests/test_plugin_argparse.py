@@ -4,6 +4,7 @@ plugin writes to stderr on a call that succeeds is still shown."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,10 @@ def _plugin(tmp_path: Path, at_import: bool) -> Path:
 def _run(tmp_path, tiny_corpus, tiny_goldset, spec: str):
     args = ["run", "--goldset", tiny_goldset, "--corpus", tiny_corpus, "--workdir", tmp_path / "wd",
             "--runs-dir", tmp_path / "runs", "--systems", spec]  # fmt: skip
-    return CliRunner().invoke(app, [str(a) for a in args])
+    args = [str(a) for a in args]
+    with pytest.MonkeyPatch.context() as mp:  # the command line the plugin's argparse reads, as the console script's
+        mp.setattr(sys, "argv", ["harness", *args])  # (under xdist a worker's own argv parsed without an error)
+        return CliRunner().invoke(app, args)
 
 
 def _one_error(r) -> str:
