@@ -60,20 +60,25 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
-def _table(res) -> list[str]:
-    ref = "CR2" if res.design.sampling == "srs" else "HH t"
-    out = [f"| outcome | method | a run reports it | coverage min–max (± MC at min) | where min | max width / {ref} |",
-           "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
-    for cls, c in res.choice.items():
+def candidate_cells(choice: dict):
+    """``(class, method cell, coverage cell, where min, width cell)`` of every candidate method of a rule's
+    ``choice`` (``{class: {"methods": ...}}``), the default in bold: the rows of the coverage tables."""
+    for cls, c in choice.items():
         for name, v in c["methods"].items():
             if not v["candidate"]:
                 continue
             label = f"**`{name}`** (default)" if v["default"] else f"`{name}`"
             w = "-" if v["max_width_ratio"] is None else f"{v['max_width_ratio']:.2f}"
-            out.append(
-                f"| {CLASS_NAMES[cls]} | {label} {INTERVALS[name].label} | yes | {_pct(v['min'])}–{_pct(v['max'])} "
-                f"(± {100 * v['mc_margin']:.1f}) | {v['where_min']} | {w} |"
-            )
+            cov = f"{_pct(v['min'])}–{_pct(v['max'])} (± {100 * v['mc_margin']:.1f})"
+            yield cls, f"{label} {INTERVALS[name].label}", cov, v["where_min"], w
+
+
+def _table(res) -> list[str]:
+    ref = "CR2" if res.design.sampling == "srs" else "HH t"
+    out = [f"| outcome | method | a run reports it | coverage min–max (± MC at min) | where min | max width / {ref} |",
+           "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    for cls, method, cov, where, w in candidate_cells(res.choice):
+        out.append(f"| {CLASS_NAMES[cls]} | {method} | yes | {cov} | {where} | {w} |")
     return out
 
 

@@ -31,11 +31,11 @@ from pathlib import Path
 
 import numpy as np
 from common import REPO, machine
+from coverage_design import candidate_cells
 
 from harness.io import atomic_write_text
 from harness.stats.design_evidence import ESTIMANDS, RunDesign
 from harness.stats.evidence import EVIDENCE_PATH
-from harness.stats.methods import INTERVALS
 from harness.studies.coverage.evidence import _git_commit
 from harness.studies.coverage.goldset import THRESHOLD, WIDTH_LIMIT
 from harness.studies.coverage.goldset_run import (
@@ -69,10 +69,6 @@ def cisi_populations(run: Path, metric: str, a: str = "bm25", b: str = "tfidf") 
     return out
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
-
-
 def section(results: dict, args, seconds: float) -> list[str]:
     """The markdown section: per K, each class's candidates (min-max coverage, width ratio) and the default."""
     cmd = " ".join(["python benchmarks/coverage_independent.py", *sys.argv[1:]])
@@ -103,16 +99,8 @@ def section(results: dict, args, seconds: float) -> list[str]:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for k, res in results.items():
-        for cls, c in res.choice.items():
-            for name, v in c["methods"].items():
-                if not v["candidate"]:
-                    continue
-                label = f"**`{name}`** (default)" if v["default"] else f"`{name}`"
-                w = "-" if v["max_width_ratio"] is None else f"{v['max_width_ratio']:.2f}"
-                lines.append(
-                    f"| {k} | {cls} | {label} {INTERVALS[name].label} | {_pct(v['min'])}–{_pct(v['max'])} "
-                    f"(± {100 * v['mc_margin']:.1f}) | {v['where_min']} | {w} |"
-                )
+        for cls, method, cov, where, w in candidate_cells(res.choice):
+            lines.append(f"| {k} | {cls} | {method} | {cov} | {where} | {w} |")
     per_k = []
     for k, res in results.items():
         cells = [f"{cls} `{c['default']}`{'' if c['meets_target'] else ' (misses the target)'}" for cls, c in

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -64,13 +64,11 @@ def fold_accents(token: str) -> str:
 
 
 class _TermAnalyzer:
-    """Shared by the stemming analyzers: NFC, ``str.lower()``, the class's token pattern (:attr:`TOKENS`), then
-    ``_term`` per token (``None``: dropped)."""
+    """Shared by the stemming analyzers: NFC, ``str.lower()``, the class's token pattern (:attr:`TOKENS`), then each
+    subclass's ``_term(token) -> term | None`` per token (``None``: dropped; stems cached per distinct token)."""
 
     TOKENS: ClassVar[re.Pattern[str]] = _TOKEN_RE
-
-    def _term(self, tok: str) -> str | None:  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
+    _term: Callable[[str], str | None]  # defined by each subclass
 
     def tokenize(self, text: str) -> list[str]:
         """Analyse one text into index terms (may be empty)."""
